@@ -1,0 +1,41 @@
+/**
+ * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: `code/<name>/*.bench.ts`.
+ *
+ * Performance is measured here, never in timed tests: each benchmark prints its figures and the
+ * ratio against a reference run on the same machine in the same run (for the store: a real etcd).
+ *
+ * @upstream none — course tooling
+ * @chapter 00-life-of-a-pod
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { root } from "./course.ts";
+
+function benchmarks(): Map<string, string[]> {
+  const found = new Map<string, string[]>();
+  const code = join(root, "code");
+  for (const dir of existsSync(code) ? readdirSync(code) : []) {
+    const abs = join(code, dir);
+    if (!statSync(abs).isDirectory()) continue;
+    const files = readdirSync(abs).filter((f) => f.endsWith(".bench.ts"));
+    if (files.length > 0) found.set(dir, files.map((f) => join(abs, f)).sort());
+  }
+  return found;
+}
+
+const [name, ...rest] = process.argv.slice(2);
+const all = benchmarks();
+const list = all.size > 0 ? [...all.keys()].join(", ") : "none yet (chapter 1 adds `store`)";
+if (!name || name.startsWith("-") || !all.has(name)) {
+  console.error(
+    `${name && !name.startsWith("-") ? `no benchmark "${name}". ` : ""}usage: npm run bench -- <name> [--json]`,
+  );
+  console.error(`benchmarks: ${list}`);
+  process.exit(2);
+}
+const tsx = join(root, "node_modules", "tsx", "dist", "cli.mjs");
+for (const file of all.get(name)!) {
+  const r = spawnSync(process.execPath, [tsx, file, ...rest], { stdio: "inherit", cwd: root });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}

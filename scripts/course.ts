@@ -1,0 +1,163 @@
+/**
+ * The course's table of contents, read from the folders themselves.
+ *
+ * Solves: the sidebar, the chapter runner, the grader and the integrity test all need the list of
+ * chapters and exercises. Reading it from `chapters/` and `exercises/` means adding a chapter or an
+ * exercise is adding a folder — there is no hand-kept list to drift.
+ *
+ * Invariants:
+ * - a chapter is a folder `chapters/NN-slug/` holding `index.md` (its first `# ` heading is its title);
+ * - an exercise is a folder `exercises/NN-chapter/XX-name/`; its id is `name` (unique in the course).
+ *
+ * @upstream none — course tooling
+ * @chapter 00-life-of-a-pod
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+
+export const root = resolve(import.meta.dirname, "..");
+
+export interface Chapter {
+  number: number;
+  /** The folder name, e.g. `00-life-of-a-pod`. */
+  dir: string;
+  /** The folder name without its number, e.g. `life-of-a-pod`. */
+  slug: string;
+  title: string;
+  path: string;
+}
+
+export interface Exercise {
+  /** `label-selectors` — the folder name without its number. */
+  id: string;
+  chapter: string;
+  chapterNumber: number;
+  number: number;
+  title: string;
+  /** exercises/NN-chapter/XX-name */
+  dir: string;
+  /** solutions/NN-chapter/XX-name */
+  solutionDir: string;
+  /** The stub files the learner edits (non-test .ts files), as names relative to dir. */
+  stubs: string[];
+  tests: string[];
+  hints: string[];
+}
+
+const numbered = /^(\d{2})-([a-z0-9-]+)$/;
+
+function numberedDirs(parent: string): { number: number; name: string; slug: string }[] {
+  if (!existsSync(parent)) return [];
+  return readdirSync(parent)
+    .filter((name) => numbered.test(name) && statSync(join(parent, name)).isDirectory())
+    .sort()
+    .map((name) => {
+      const [, n, slug] = numbered.exec(name)!;
+      return { number: Number(n), name, slug };
+    });
+}
+
+/** The first `# ` heading of a markdown file, outside code fences and front matter. */
+export function firstHeading(markdown: string): string | undefined {
+  let inFence = false;
+  let inFrontMatter = markdown.startsWith("---");
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (inFrontMatter) {
+      if (i > 0 && line.trim() === "---") inFrontMatter = false;
+      continue;
+    }
+    if (line.startsWith("```")) inFence = !inFence;
+    if (!inFence && line.startsWith("# ")) return line.slice(2).trim();
+  }
+  return undefined;
+}
+
+export function listChapters(base = root): Chapter[] {
+  return numberedDirs(join(base, "chapters"))
+    .filter((d) => existsSync(join(base, "chapters", d.name, "index.md")))
+    .map((d) => {
+      const path = join(base, "chapters", d.name);
+      const title = firstHeading(readFileSync(join(path, "index.md"), "utf8")) ?? d.slug;
+      return { number: d.number, dir: d.name, slug: d.slug, title, path };
+    });
+}
+
+/** The hints of an exercise README: the `<details>` blocks under its `## Hints` heading. */
+export function parseHints(readme: string): string[] {
+  const at = readme.search(/^## Hints\s*$/m);
+  if (at < 0) return [];
+  const hints: string[] = [];
+  const block = /<details>\s*<summary>([\s\S]*?)<\/summary>([\s\S]*?)<\/details>/g;
+  for (const m of readme.slice(at).matchAll(block)) {
+    hints.push(`${m[1].trim()}\n\n${m[2].trim()}`);
+  }
+  return hints;
+}
+
+export function listExercises(base = root): Exercise[] {
+  const result: Exercise[] = [];
+  for (const ch of numberedDirs(join(base, "exercises"))) {
+    for (const ex of numberedDirs(join(base, "exercises", ch.name))) {
+      const rel = join("exercises", ch.name, ex.name);
+      const files = readdirSync(join(base, rel));
+      const readmePath = join(base, rel, "README.md");
+      const readme = existsSync(readmePath) ? readFileSync(readmePath, "utf8") : "";
+      result.push({
+        id: ex.slug,
+        chapter: ch.name,
+        chapterNumber: ch.number,
+        number: ex.number,
+        title: firstHeading(readme) ?? ex.slug,
+        dir: rel,
+        solutionDir: join("solutions", ch.name, ex.name),
+        stubs: files.filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).sort(),
+        tests: files.filter((f) => f.endsWith(".test.ts")).sort(),
+        hints: parseHints(readme),
+      });
+    }
+  }
+  return result;
+}
+
+/** The recorded mistakes of an exercise and the stub file each one stands in for. */
+export function listMistakes(ex: Exercise, base = root): { file: string; replaces: string }[] {
+  const dir = join(base, ex.solutionDir);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => /^wrong-.*\.ts$/.test(f))
+    .sort()
+    .map((file) => {
+      const text = readFileSync(join(dir, file), "utf8");
+      const named = /^\s*\/\/\s*@replaces\s+(\S+\.ts)\s*$/m.exec(text)?.[1];
+      return { file, replaces: named ?? (ex.stubs.length === 1 ? ex.stubs[0] : "") };
+    });
+}
+
+/**
+ * Finds a chapter from what a learner types: `0`, `00`, `life-of-a-pod` or `00-life-of-a-pod`.
+ */
+export function findChapter(chapters: Chapter[], query: string): Chapter | undefined {
+  const q = query.trim().toLowerCase();
+  if (/^\d+$/.test(q)) return chapters.find((c) => c.number === Number(q));
+  return chapters.find((c) => c.dir === q || c.slug === q);
+}
+
+/**
+ * Finds an exercise from what a learner types: its id (`label-selectors`), its folder
+ * (`01-label-selectors`, `00-life-of-a-pod/01-label-selectors`, `exercises/...`) or `0.1`.
+ */
+export function findExercise(exercises: Exercise[], query: string): Exercise | undefined {
+  const q = query
+    .trim()
+    .replace(/\/+$/, "")
+    .replace(/^exercises\//, "");
+  const dotted = /^(\d+)\.(\d+)$/.exec(q);
+  if (dotted) {
+    return exercises.find((e) => e.chapterNumber === Number(dotted[1]) && e.number === Number(dotted[2]));
+  }
+  return exercises.find(
+    (e) => e.id === q || basename(e.dir) === q || `${e.chapter}/${basename(e.dir)}` === q,
+  );
+}

@@ -1,0 +1,124 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findSnippetRefs } from "../.vitepress/snippets.ts";
+import { root } from "./course.ts";
+import { describeWithTools } from "./external-tools.ts";
+import { type BuildResult, buildSite, pageUrl, serveSite, sitePages } from "./site.ts";
+
+const outDir = mkdtempSync(join(tmpdir(), "course-site-"));
+let build: BuildResult;
+
+beforeAll(async () => {
+  build = await buildSite(root, outDir);
+  console.log(`site build: exit ${build.code} in ${build.seconds.toFixed(1)} s`);
+}, 300_000);
+afterAll(() => rmSync(outDir, { recursive: true, force: true }));
+
+describe("the course site", () => {
+  it("builds", () => {
+    expect(build.code, build.output.slice(-3000)).toBe(0);
+  });
+
+  it("has an HTML page for every markdown page", () => {
+    for (const page of sitePages()) {
+      const html = page.replace(/\.md$/, ".html");
+      expect(() => readFileSync(join(outDir, html)), `${page} → ${html}`).not.toThrow();
+    }
+  });
+
+  it("fails to build when a page embeds a region that does not exist", async () => {
+    // A minimal site that installs the same snippet check as the real one (config.ts calls snippetChecks).
+    const site = mkdtempSync(join(tmpdir(), "course-bogus-"));
+    try {
+      mkdirSync(join(site, ".vitepress"));
+      mkdirSync(join(site, "code"));
+      writeFileSync(join(site, "code", "x.ts"), "// #region real\nexport const x = 1;\n// #endregion real\n");
+      writeFileSync(
+        join(site, ".vitepress", "config.mts"),
+        `import { snippetChecks } from ${JSON.stringify(join(root, ".vitepress", "snippets.ts"))};\n` +
+          `export default { markdown: { config: (md) => snippetChecks(md, ${JSON.stringify(site)}) } };\n`,
+      );
+      writeFileSync(join(site, "index.md"), "# ok\n\n<<< @/code/x.ts#real\n");
+      const good = await buildSite(site, join(site, "dist"));
+      expect(good.code, good.output.slice(-2000)).toBe(0);
+      expect(readFileSync(join(site, "dist", "index.html"), "utf8")).toContain("x");
+
+      writeFileSync(join(site, "index.md"), "# bogus\n\n<<< @/code/x.ts#bogus\n");
+      const bad = await buildSite(site, join(site, "dist"));
+      expect(bad.code).not.toBe(0);
+      expect(bad.output).toMatch(
+        /index\.md:3: <<< @\/code\/x\.ts#bogus: region "bogus" is not in code\/x\.ts/,
+      );
+    } finally {
+      rmSync(site, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describeWithTools("the course site in a browser", ["chromium"], (tools) => {
+  let browser: Browser;
+  let server: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    expect(build.code, "the site must build first").toBe(0);
+    ({ url: base, server } = await serveSite(outDir));
+    browser = await chromium.launch({
+      executablePath: tools.chromium.path,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+      ],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    server?.close();
+  });
+
+  for (const page of sitePages()) {
+    it(`renders ${pageUrl(page)} with no console errors, every diagram and every snippet`, async () => {
+      const source = readFileSync(join(root, page), "utf8");
+      const diagrams = (source.match(/^```mermaid\s*$/gm) ?? []).length;
+      const snippets = findSnippetRefs(source).length;
+      const tab = await browser.newPage();
+      const errors: string[] = [];
+      tab.on("console", (msg) => {
+        if (msg.type() === "error" && !/favicon/i.test(msg.text())) errors.push(msg.text());
+      });
+      tab.on("pageerror", (err) => errors.push(String(err)));
+      try {
+        const res = await tab.goto(base + pageUrl(page), { waitUntil: "networkidle" });
+        expect(res?.status()).toBe(200);
+        if (diagrams > 0) {
+          await tab.waitForFunction((n) => document.querySelectorAll(".mermaid svg").length >= n, diagrams, {
+            timeout: 20_000,
+          });
+          const rendered = await tab.$$eval(".mermaid svg", (svgs) =>
+            svgs.map((s) => s.getAttribute("aria-roledescription") ?? ""),
+          );
+          expect(rendered.length).toBe(diagrams);
+          expect(
+            rendered.filter((r) => r === "error"),
+            "mermaid drew a syntax-error diagram",
+          ).toEqual([]);
+        }
+        const blocks = await tab.$$eval("div[class*='language-'] pre code", (codes) =>
+          codes.map((c) => (c.textContent ?? "").trim().length),
+        );
+        expect(blocks.length).toBeGreaterThanOrEqual(snippets);
+        expect(blocks.filter((n) => n === 0).length, "empty code blocks").toBe(0);
+        expect(errors).toEqual([]);
+      } finally {
+        await tab.close();
+      }
+    }, 60_000);
+  }
+});

@@ -1,0 +1,90 @@
+/**
+ * Building and serving the course site from tests: `vitepress build` into a folder, and a static
+ * file server that resolves clean URLs the way the deployed site does.
+ *
+ * @upstream none — course tooling
+ * @chapter 00-life-of-a-pod
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname, join, normalize, relative } from "node:path";
+import { root } from "./course.ts";
+
+export interface BuildResult {
+  code: number;
+  output: string;
+  seconds: number;
+}
+
+/** Runs `vitepress build <siteRoot> --outDir <outDir>` in a child process. */
+export function buildSite(siteRoot: string, outDir: string): Promise<BuildResult> {
+  const started = Date.now();
+  const child = spawn(
+    process.execPath,
+    [join(root, "node_modules", "vitepress", "bin", "vitepress.js"), "build", siteRoot, "--outDir", outDir],
+    { cwd: siteRoot, env: { ...process.env, FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  child.stdout.on("data", (d) => {
+    output += d;
+  });
+  child.stderr.on("data", (d) => {
+    output += d;
+  });
+  return new Promise((resolve) =>
+    child.on("close", (code) => resolve({ code: code ?? 1, output, seconds: (Date.now() - started) / 1000 })),
+  );
+}
+
+/** The site's pages as source files relative to the root: `index.md`, `docs/x.md`, `chapters/NN/index.md`. */
+export function sitePages(siteRoot = root): string[] {
+  const pages: string[] = [];
+  if (existsSync(join(siteRoot, "index.md"))) pages.push("index.md");
+  for (const dir of ["docs", "chapters"]) {
+    const walk = (abs: string) => {
+      if (!existsSync(abs)) return;
+      for (const name of readdirSync(abs).sort()) {
+        const p = join(abs, name);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (name.endsWith(".md")) pages.push(relative(siteRoot, p));
+      }
+    };
+    walk(join(siteRoot, dir));
+  }
+  return pages;
+}
+
+/** The URL path VitePress serves a page at: `chapters/00-x/index.md` → `/chapters/00-x/`. */
+export function pageUrl(page: string): string {
+  return `/${page.replace(/(^|\/)index\.md$/, "$1").replace(/\.md$/, "")}`;
+}
+
+const types: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript",
+  ".css": "text/css",
+  ".svg": "image/svg+xml",
+  ".json": "application/json",
+  ".woff2": "font/woff2",
+  ".png": "image/png",
+};
+
+/** Serves a built site on a free loopback port; `/x` finds `x.html` or `x/index.html`. */
+export async function serveSite(dir: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname));
+    const candidates = [join(dir, path), join(dir, `${path}.html`), join(dir, path, "index.html")];
+    const file = candidates.find((c) => c.startsWith(dir) && existsSync(c) && statSync(c).isFile());
+    if (!file) {
+      res.writeHead(404, { "content-type": "text/plain" }).end("not found");
+      return;
+    }
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
+    res.end(readFileSync(file));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, server };
+}
