@@ -62,7 +62,7 @@ describe("the course is read from its folders", () => {
       stubs: ["prefix.ts"],
       tests: ["prefix.test.ts"],
     });
-    expect(ex.hints).toEqual(["Hint 1: bytes\n\nIncrement.", "Hint 2\n\nCarry."]);
+    expect(ex.hints).toEqual(["bytes\n\nIncrement.", "Carry."]);
   });
 
   it("finds an exercise by id, folder, chapter/folder or chapter.number", () => {

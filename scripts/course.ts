@@ -91,7 +91,9 @@ export function parseHints(readme: string): string[] {
   const hints: string[] = [];
   const block = /<details>\s*<summary>([\s\S]*?)<\/summary>([\s\S]*?)<\/details>/g;
   for (const m of readme.slice(at).matchAll(block)) {
-    hints.push(`${m[1].trim()}\n\n${m[2].trim()}`);
+    // "Hint 2: carry the byte" → "carry the byte": the tools number hints themselves.
+    const summary = m[1].trim().replace(/^Hint\s*\d+\s*[:.—-]?\s*/i, "");
+    hints.push(summary ? `${summary}\n\n${m[2].trim()}` : m[2].trim());
   }
   return hints;
 }

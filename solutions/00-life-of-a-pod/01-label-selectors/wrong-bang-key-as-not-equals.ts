@@ -1,0 +1,10 @@
+// Mistake: `!x=a` is accepted as `x!=a`, instead of rejected: `!` makes a complete `!key` requirement.
+import { parse as courseParse, type Result, type Selector } from "../../../code/api/labels.ts";
+
+export { matches, selectorMatches } from "../../../code/api/labels.ts";
+
+export function parse(selector: string): Result<Selector> {
+  // The mistake: after `!key`, an '=' and a value are read as the rest of a `!=` requirement.
+  const rewritten = selector.replace(/!\s*([^\s=!(),<>]+)\s*=/g, "$1!=");
+  return courseParse(rewritten);
+}
