@@ -32,7 +32,9 @@ describe("the course site", () => {
 
   it("fails to build when a page embeds a region that does not exist", async () => {
     // A minimal site that installs the same snippet check as the real one (config.ts calls snippetChecks).
-    const site = mkdtempSync(join(tmpdir(), "course-bogus-"));
+    // Inside the repository, so the temporary site resolves vitepress and vue from our node_modules.
+    mkdirSync(join(root, ".test-results"), { recursive: true });
+    const site = mkdtempSync(join(root, ".test-results", "bogus-site-"));
     try {
       mkdirSync(join(site, ".vitepress"));
       mkdirSync(join(site, "code"));

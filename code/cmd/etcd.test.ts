@@ -1,0 +1,157 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { Etcd3 } from "etcd3";
+import { describe, expect, it } from "vitest";
+import { FlagError, main, parseEtcdFlags } from "./etcd.ts";
+
+describe("parseEtcdFlags", () => {
+  it("gives etcd's defaults", () => {
+    expect(parseEtcdFlags(["--in-memory"])).toEqual({
+      run: {
+        name: "default",
+        dataDir: "default.etcd",
+        inMemory: true,
+        listenClientURLs: ["http://localhost:2379"],
+        advertiseClientURLs: ["http://localhost:2379"],
+        maxRequestBytes: 1572864,
+      },
+    });
+  });
+
+  it("reads --flag=value, --flag value and -flag, and derives the data dir from the name", () => {
+    const cmd = parseEtcdFlags([
+      "--name=n1",
+      "--listen-client-urls",
+      "http://127.0.0.1:2379,http://127.0.0.1:22379",
+      "-advertise-client-urls=http://127.0.0.1:2379",
+      "--max-request-bytes",
+      "1024",
+    ]);
+    expect(cmd).toMatchObject({
+      run: {
+        name: "n1",
+        dataDir: "n1.etcd",
+        inMemory: false,
+        listenClientURLs: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"],
+        advertiseClientURLs: ["http://127.0.0.1:2379"],
+        maxRequestBytes: 1024,
+      },
+    });
+    expect(parseEtcdFlags(["--data-dir", "/tmp/x", "--in-memory=false"])).toMatchObject({
+      run: { dataDir: "/tmp/x", inMemory: false },
+    });
+  });
+
+  it("refuses what etcd refuses, saying how to fix it", () => {
+    const err = (argv: string[]) => {
+      const r = parseEtcdFlags(argv);
+      return r instanceof FlagError ? r.message : `no error: ${JSON.stringify(r)}`;
+    };
+    expect(err(["--initial-cluster", "x"])).toMatch(
+      /^etcd: unknown flag "--initial-cluster": remove it; this etcd knows --name, /,
+    );
+    expect(err(["--name"])).toBe("etcd: flag needs an argument: --name");
+    expect(err(["serve"])).toMatch(/^etcd: unexpected argument "serve"/);
+    expect(err(["--listen-client-urls", "http://127.0.0.1:2379"])).toMatch(
+      /--advertise-client-urls is required when --listen-client-urls is set explicitly/,
+    );
+    expect(err(["--in-memory=yes"])).toMatch(/invalid boolean value "yes" for --in-memory/);
+    expect(err(["--max-request-bytes", "lots"])).toMatch(/invalid value "lots" for --max-request-bytes/);
+  });
+
+  it("prints help and version", () => {
+    expect(parseEtcdFlags(["-h"])).toMatchObject({ print: expect.stringContaining("--listen-client-urls") });
+    expect(parseEtcdFlags(["--version"])).toMatchObject({ print: expect.stringContaining("3.5.17") });
+  });
+});
+
+const entry = fileURLToPath(new URL("./etcd.ts", import.meta.url));
+
+function runEtcd(args: string[]): {
+  child: ChildProcess;
+  stderr: () => string;
+  exit: Promise<number | null>;
+} {
+  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const exit = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { child, stderr: () => stderr, exit };
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("the etcd command", () => {
+  it("logs etcd's ready line, serves clients, and shuts down cleanly on SIGTERM", async () => {
+    const etcd = runEtcd([
+      "--in-memory",
+      "--listen-client-urls=http://127.0.0.1:0",
+      "--advertise-client-urls=http://127.0.0.1:0",
+    ]);
+    try {
+      await waitFor(() => etcd.stderr().includes('"address"'), "the serving line");
+      const lines = etcd
+        .stderr()
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(lines.some((l) => l.level === "info" && l.msg === "ready to serve client requests")).toBe(true);
+      const address = lines.find((l) => l.address)?.address as string;
+      expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+
+      const client = new Etcd3({ hosts: address });
+      await client.put("k").value("v");
+      expect(await client.get("k").string()).toBe("v");
+      // An open watch stream must not hold up the shutdown.
+      await client.watch().key("k").create();
+
+      etcd.child.kill("SIGTERM");
+      expect(await etcd.exit).toBe(0);
+      client.close();
+      expect(etcd.stderr()).toContain('"msg":"received signal; shutting down","signal":"terminated"');
+      expect(etcd.stderr()).toContain('"msg":"closed etcd server"');
+    } finally {
+      etcd.child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("main, in process", () => {
+  const capture = () => {
+    const out = { stdout: "", stderr: "" };
+    const io = {
+      stdout: (t: string) => {
+        out.stdout += t;
+      },
+      stderr: (t: string) => {
+        out.stderr += t;
+      },
+    };
+    return { out, io };
+  };
+
+  it("exits 2 with one line on an unknown flag", async () => {
+    const { out, io } = capture();
+    expect(await main(["--bogus"], io)).toBe(2);
+    expect(out.stderr).toMatch(/^etcd: unknown flag "--bogus": remove it; [^\n]*\n$/);
+  });
+
+  it("exits 1 when asked for durability it does not have, rather than pretend", async () => {
+    const { out, io } = capture();
+    expect(await main(["--data-dir", "/nonexistent/never-written"], io)).toBe(1);
+    expect(JSON.parse(out.stderr)).toMatchObject({
+      level: "error",
+      error: expect.stringContaining("run with --in-memory"),
+    });
+  });
+});

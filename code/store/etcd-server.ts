@@ -1,0 +1,199 @@
+/**
+ * EtcdServer — the store behind etcd's v3 API, in process: requests in, responses out.
+ *
+ * Solves:
+ * - later layers (the gRPC server, the API server's storage) need one object that takes etcd's
+ *   requests (RangeRequest, PutRequest, TxnRequest, LeaseGrantRequest, watch create …) and
+ *   answers exactly as etcd does, errors included;
+ * - it puts the pieces together the way etcd does: the lessor and the watchable store are wired
+ *   so that an expiring lease deletes its keys through a normal write, which watchers see.
+ *
+ * Invariants:
+ * - every request is checked (request-checks.ts) before it reaches the store, so a refused
+ *   request changes nothing;
+ * - every response header carries the store revision at which the request took effect (or the
+ *   current one for reads and lease calls), plus the cluster/member ids and raft term given at
+ *   construction.
+ *
+ * What etcd does differently: writes go through raft (proposed, replicated, then applied in
+ * order) and reads may wait for a linearizable read index; with one member and one thread we
+ * apply at once. Authentication, quotas and alarms are not modelled.
+ *
+ * @upstream etcd-io/etcd server/etcdserver/v3_server.go (EtcdServer: Range, Put, DeleteRange, Txn, Compact, LeaseGrant, ...)
+ * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/key.go (kvServer)
+ * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/lease.go (LeaseServer: LeaseTimeToLive, leaseKeepAlive)
+ * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/header.go (header.fill)
+ * @chapter 01-etcd-watch
+ */
+import { applyDeleteRange, applyPut, applyRange, applyTxn } from "./apply.ts";
+import type { Clock } from "./clock.ts";
+import type { EtcdError } from "./errors.ts";
+import { ErrLeaseNotFound, Lessor } from "./lease.ts";
+import {
+  checkDeleteRequest,
+  checkIntervals,
+  checkPutRequest,
+  checkRangeRequest,
+  checkTxnRequest,
+  defaultMaxTxnOps,
+} from "./request-checks.ts";
+import type {
+  CompactionRequest,
+  CompactionResponse,
+  DeleteRangeRequest,
+  DeleteRangeResponse,
+  LeaseGrantRequest,
+  LeaseGrantResponse,
+  LeaseKeepAliveRequest,
+  LeaseKeepAliveResponse,
+  LeaseLeasesResponse,
+  LeaseRevokeRequest,
+  LeaseRevokeResponse,
+  LeaseTimeToLiveRequest,
+  LeaseTimeToLiveResponse,
+  PutRequest,
+  PutResponse,
+  RangeRequest,
+  RangeResponse,
+  ResponseHeader,
+  TxnRequest,
+  TxnResponse,
+} from "./rpc.ts";
+import { WatchableStore, type WatchableStoreOptions } from "./watchable-store.ts";
+import type { WatchStream, WatchStreamOptions } from "./watcher.ts";
+
+export interface EtcdServerOptions extends Omit<WatchableStoreOptions, "lessor"> {
+  clock?: Clock;
+  /** Seconds (etcd's default configuration gives 2). */
+  minLeaseTTL?: number;
+  /** etcd's --max-txn-ops (default 128). */
+  maxTxnOps?: number;
+  /** Identity put in every response header (see membership.ts); 0 when not given. */
+  clusterId?: bigint;
+  memberId?: bigint;
+  raftTerm?: bigint;
+}
+
+export class EtcdServer {
+  readonly lessor: Lessor;
+  readonly kv: WatchableStore;
+  private readonly maxTxnOps: number;
+  private readonly identity: { clusterId: bigint; memberId: bigint; raftTerm: bigint };
+
+  constructor(opts: EtcdServerOptions = {}) {
+    this.lessor = new Lessor({ clock: opts.clock, minLeaseTTL: opts.minLeaseTTL });
+    this.kv = new WatchableStore({ ...opts, lessor: this.lessor });
+    this.maxTxnOps = opts.maxTxnOps ?? defaultMaxTxnOps;
+    this.identity = {
+      clusterId: opts.clusterId ?? 0n,
+      memberId: opts.memberId ?? 0n,
+      raftTerm: opts.raftTerm ?? 0n,
+    };
+  }
+
+  // #region fill-header
+  /** etcd's header.fill: identity always; the revision only if the request did not set one. */
+  private fill<T extends { header: ResponseHeader }>(resp: T): T {
+    const revision = resp.header.revision === 0 ? this.kv.rev() : resp.header.revision;
+    return { ...resp, header: { ...this.identity, revision } };
+  }
+
+  private header(revision = this.kv.rev()): ResponseHeader {
+    return { ...this.identity, revision };
+  }
+  // #endregion fill-header
+
+  // #region kv
+  range(r: RangeRequest): RangeResponse | EtcdError {
+    const err = checkRangeRequest(r);
+    if (err) return err;
+    const resp = applyRange(this.kv.read(), r);
+    return resp instanceof Error ? resp : this.fill(resp);
+  }
+
+  put(r: PutRequest): PutResponse | EtcdError {
+    const err = checkPutRequest(r);
+    if (err) return err;
+    const resp = applyPut(this.kv, undefined, r);
+    return resp instanceof Error ? resp : this.fill(resp);
+  }
+
+  deleteRange(r: DeleteRangeRequest): DeleteRangeResponse | EtcdError {
+    const err = checkDeleteRequest(r);
+    if (err) return err;
+    const resp = applyDeleteRange(this.kv, undefined, r);
+    return resp instanceof Error ? resp : this.fill(resp);
+  }
+
+  txn(r: TxnRequest): TxnResponse | EtcdError {
+    const err = checkTxnRequest(r, this.maxTxnOps);
+    if (err) return err;
+    // the overlap check is costlier, so it runs only on a well-formed request
+    for (const ops of [r.success ?? [], r.failure ?? []]) {
+      const overlap = checkIntervals(ops);
+      if (overlap instanceof Error) return overlap;
+    }
+    const resp = applyTxn(this.kv, r);
+    return resp instanceof Error ? resp : this.fill(resp);
+  }
+
+  compact(r: CompactionRequest): CompactionResponse | EtcdError {
+    const result = this.kv.compact(r.revision);
+    if (result instanceof Error) return result;
+    // etcd answers once the compaction is scheduled; `physical` waits for the deletes, which
+    // here have already happened.
+    return { header: this.header() };
+  }
+  // #endregion kv
+
+  // #region lease
+  leaseGrant(r: LeaseGrantRequest): LeaseGrantResponse | EtcdError {
+    const lease = this.lessor.grant(r.ID ?? 0, r.TTL);
+    if (lease instanceof Error) return lease;
+    return { header: this.header(), ID: lease.id, TTL: lease.ttl, error: "" };
+  }
+
+  /** Revokes the lease and deletes its keys (one revision for all of them). */
+  leaseRevoke(r: LeaseRevokeRequest): LeaseRevokeResponse | EtcdError {
+    const err = this.lessor.revoke(r.ID);
+    if (err) return err;
+    return { header: this.header() };
+  }
+
+  /**
+   * One keep-alive. The header is taken before renewing, so a client never sees a revision
+   * newer than the renewal. An unknown (or expired) lease answers TTL 0, not an error.
+   */
+  leaseKeepAlive(r: LeaseKeepAliveRequest): LeaseKeepAliveResponse | EtcdError {
+    const header = this.header();
+    const ttl = this.lessor.renew(r.ID);
+    if (ttl === ErrLeaseNotFound) return { header, ID: r.ID, TTL: 0 };
+    if (typeof ttl !== "number") return ttl;
+    return { header, ID: r.ID, TTL: ttl };
+  }
+
+  /** An unknown lease answers TTL -1, not an error (etcd's LeaseServer.LeaseTimeToLive). */
+  leaseTimeToLive(r: LeaseTimeToLiveRequest): LeaseTimeToLiveResponse | EtcdError {
+    const ttl = this.lessor.timeToLive(r.ID, { keys: r.keys });
+    if (ttl === ErrLeaseNotFound)
+      return { header: this.header(), ID: r.ID, TTL: -1, grantedTTL: 0, keys: [] };
+    if (ttl instanceof Error) return ttl;
+    return { header: this.header(), ID: r.ID, TTL: ttl.ttl, grantedTTL: ttl.grantedTTL, keys: ttl.keys };
+  }
+
+  leaseLeases(): LeaseLeasesResponse {
+    return { header: this.header(), leases: this.lessor.leases().map((l) => ({ ID: l.id })) };
+  }
+  // #endregion lease
+
+  /** A watch stream (one gRPC Watch call): create, cancel and progress requests go to it. */
+  watch(opts: WatchStreamOptions = {}): WatchStream {
+    return this.kv.newWatchStream({ header: (rev) => this.header(rev), ...opts });
+  }
+
+  /** Stops background timers (lease expiry, watch sync). */
+  close(): void {
+    this.lessor.stop();
+    this.kv.close();
+  }
+}
