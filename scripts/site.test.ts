@@ -100,17 +100,29 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
         const res = await tab.goto(base + pageUrl(page), { waitUntil: "networkidle" });
         expect(res?.status()).toBe(200);
         if (diagrams > 0) {
-          await tab.waitForFunction((n) => document.querySelectorAll(".mermaid svg").length >= n, diagrams, {
-            timeout: 20_000,
-          });
+          // Wait for the final drawing: every diagram an SVG, none of them mermaid's error diagram.
+          const settled = await tab
+            .waitForFunction(
+              (n) => {
+                const svgs = [...document.querySelectorAll(".mermaid svg")];
+                return (
+                  svgs.length >= n && svgs.every((s) => s.getAttribute("aria-roledescription") !== "error")
+                );
+              },
+              diagrams,
+              { timeout: 20_000 },
+            )
+            .then(() => true)
+            .catch(() => false);
           const rendered = await tab.$$eval(".mermaid svg", (svgs) =>
             svgs.map((s) => s.getAttribute("aria-roledescription") ?? ""),
           );
-          expect(rendered.length).toBe(diagrams);
           expect(
             rendered.filter((r) => r === "error"),
             "mermaid drew a syntax-error diagram",
           ).toEqual([]);
+          expect(rendered.length, "every mermaid block renders to an SVG").toBe(diagrams);
+          expect(settled).toBe(true);
         }
         const blocks = await tab.$$eval("div[class*='language-'] pre code", (codes) =>
           codes.map((c) => (c.textContent ?? "").trim().length),

@@ -4,6 +4,7 @@
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
  */
+import mermaid from "mermaid";
 import type { Theme } from "vitepress";
 import DefaultTheme from "vitepress/theme";
 import { h } from "vue";
@@ -13,4 +14,10 @@ import "./style.css";
 export default {
   extends: DefaultTheme,
   Layout: () => h(DefaultTheme.Layout, null, { "doc-footer-before": () => h(SeeTheCode) }),
+  enhanceApp() {
+    // mermaid's own window-load handler would scan the still-empty `.mermaid` divs and draw a
+    // "Syntax error" diagram before vitepress-plugin-mermaid renders the real one; the plugin
+    // renders every diagram itself, so the automatic scan is turned off.
+    mermaid.startOnLoad = false;
+  },
 } satisfies Theme;
