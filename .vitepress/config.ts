@@ -8,11 +8,12 @@
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { DefaultTheme } from "vitepress";
 import { withMermaid } from "vitepress-plugin-mermaid";
 import { listChapters } from "../scripts/course.ts";
+import { sourceUrl } from "../scripts/source-pages.ts";
 import { findSnippetRefs, snippetChecks } from "./snippets.ts";
 
 const srcDir = resolve(import.meta.dirname, "..");
@@ -34,6 +35,7 @@ function sidebar(): DefaultTheme.SidebarItem[] {
         { text: "How grading works", link: "/docs/grading" },
         { text: "Glossary", link: "/docs/glossary" },
         { text: "Upstream map", link: "/docs/upstream-map" },
+        { text: "Read the code", link: "/docs/source/" },
       ],
     },
   ];
@@ -59,15 +61,18 @@ export default withMermaid({
   },
   transformPageData(pageData) {
     // The "see the code" footer lists the page's own source and every code file it embeds.
-    const source = readFileSync(resolve(srcDir, pageData.relativePath), "utf8");
+    // Dynamic pages (docs/source/…) have no file of their own; their params name the code file.
+    const path = resolve(srcDir, pageData.relativePath);
+    const source = existsSync(path) ? readFileSync(path, "utf8") : "";
     const files = [...new Set(findSnippetRefs(source).map((r) => r.file))];
-    pageData.frontmatter.codeFiles = files;
+    pageData.frontmatter.codeFiles = files.map((file) => ({ file, url: sourceUrl(file) }));
   },
   themeConfig: {
     nav: [
       { text: "Start", link: "/docs/getting-started" },
       { text: "Chapters", link: "/chapters/00-life-of-a-pod/" },
       { text: "Architecture", link: "/docs/architecture" },
+      { text: "Code", link: "/docs/source/" },
       { text: "Upstream map", link: "/docs/upstream-map" },
     ],
     sidebar: sidebar(),

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findSnippetRefs } from "../.vitepress/snippets.ts";
 import { root } from "./course.ts";
 import { describeWithTools } from "./external-tools.ts";
-import { type BuildResult, buildSite, pageUrl, serveSite, sitePages } from "./site.ts";
+import { type BuildResult, buildSite, serveSite, siteEntries } from "./site.ts";
 
 const outDir = mkdtempSync(join(tmpdir(), "course-site-"));
 let build: BuildResult;
@@ -23,10 +23,11 @@ describe("the course site", () => {
     expect(build.code, build.output.slice(-3000)).toBe(0);
   });
 
-  it("has an HTML page for every markdown page", () => {
-    for (const page of sitePages()) {
-      const html = page.replace(/\.md$/, ".html");
-      expect(() => readFileSync(join(outDir, html)), `${page} → ${html}`).not.toThrow();
+  it("has an HTML page for every markdown page and every file of code/", () => {
+    const entries = siteEntries();
+    expect(entries.filter((e) => e.url.startsWith("/docs/source/")).length).toBeGreaterThan(0);
+    for (const page of entries) {
+      expect(() => readFileSync(join(outDir, page.html)), `${page.url} → ${page.html}`).not.toThrow();
     }
   });
 
@@ -85,9 +86,9 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     server?.close();
   });
 
-  for (const page of sitePages()) {
-    it(`renders ${pageUrl(page)} with no console errors, every diagram and every snippet`, async () => {
-      const source = readFileSync(join(root, page), "utf8");
+  for (const page of siteEntries()) {
+    it.concurrent(`renders ${page.url} with no console errors, every diagram and every snippet`, async () => {
+      const source = page.markdown;
       const diagrams = (source.match(/^```mermaid\s*$/gm) ?? []).length;
       const snippets = findSnippetRefs(source).length;
       const tab = await browser.newPage();
@@ -97,7 +98,7 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
       });
       tab.on("pageerror", (err) => errors.push(String(err)));
       try {
-        const res = await tab.goto(base + pageUrl(page), { waitUntil: "networkidle" });
+        const res = await tab.goto(base + page.url, { waitUntil: "load" });
         expect(res?.status()).toBe(200);
         if (diagrams > 0) {
           // Wait for the final drawing: every diagram an SVG, none of them mermaid's error diagram.

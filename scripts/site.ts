@@ -11,6 +11,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { extname, join, normalize, relative } from "node:path";
 import { root } from "./course.ts";
+import { sourcePages } from "./source-pages.ts";
 
 export interface BuildResult {
   code: number;
@@ -54,6 +55,32 @@ export function sitePages(siteRoot = root): string[] {
     walk(join(siteRoot, dir));
   }
   return pages;
+}
+
+export interface SitePage {
+  /** The URL path, e.g. `/chapters/00-life-of-a-pod/`. */
+  url: string;
+  /** The built file, relative to the output folder. */
+  html: string;
+  /** The markdown the page is rendered from (for dynamic pages, the generated content). */
+  markdown: string;
+}
+
+/** Every page the site must have: the markdown pages and the generated source pages. */
+export function siteEntries(siteRoot = root): SitePage[] {
+  const pages = sitePages(siteRoot).filter((p) => !p.includes("["));
+  return [
+    ...pages.map((p) => ({
+      url: pageUrl(p),
+      html: p.replace(/\.md$/, ".html"),
+      markdown: readFileSync(join(siteRoot, p), "utf8"),
+    })),
+    ...sourcePages(siteRoot).map((p) => ({
+      url: p.url,
+      html: `${p.url.slice(1)}.html`,
+      markdown: p.markdown,
+    })),
+  ];
 }
 
 /** The URL path VitePress serves a page at: `chapters/00-x/index.md` → `/chapters/00-x/`. */
