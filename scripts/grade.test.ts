@@ -74,9 +74,9 @@ describe("grade arguments", () => {
 
 describe("grade output", () => {
   const exercises = [
-    fake("prefix-end", "01-etcd-watch", 1),
-    fake("txn", "01-etcd-watch", 2),
-    fake("wal", "01-etcd-watch", 3),
+    fake("prefix-end", "09-made-up", 1),
+    fake("txn", "09-made-up", 2),
+    fake("wal", "09-made-up", 3),
   ];
   const results = new Map([
     ["prefix-end", summary(5, 0)],
@@ -86,12 +86,12 @@ describe("grade output", () => {
 
   it("shows progress per chapter and one line per exercise, with the first failure and the hint command", () => {
     const { text } = render(exercises, results, "exercises");
-    expect(text).toMatch(/01-etcd-watch.*\[.*\] 1\/3/);
-    expect(text).toMatch(/✓ passed\s+1\.1 prefix-end\s+5\/5 tests/);
+    expect(text).toMatch(/09-made-up.*\[.*\] 1\/3/);
+    expect(text).toMatch(/✓ passed\s+9\.1 prefix-end\s+5\/5 tests/);
     expect(text).toMatch(
-      /✗ failed\s+1\.2 txn\s+3\/5 tests\n\s+parse > rejects x=\n\s+AssertionError: expected 1 to be 2\n\s+next hint: npm run hint -- txn/,
+      /✗ failed\s+9\.2 txn\s+3\/5 tests\n\s+parse > rejects x=\n\s+AssertionError: expected 1 to be 2\n\s+next hint: npm run hint -- txn/,
     );
-    expect(text).toMatch(/· not started 1\.3 wal/);
+    expect(text).toMatch(/· not started 9\.3 wal/);
     expect(text.trim().split("\n").at(-1)).toBe("grade: 1 passed, 2 failed (exercises)");
   });
 
@@ -104,21 +104,21 @@ describe("grade output", () => {
       exercises: [
         {
           id: "prefix-end",
-          chapter: "01-etcd-watch",
+          chapter: "09-made-up",
           title: "prefix-end",
           status: "passed",
           tests: { passed: 5, failed: 0 },
         },
         {
           id: "txn",
-          chapter: "01-etcd-watch",
+          chapter: "09-made-up",
           title: "txn",
           status: "failed",
           tests: { passed: 3, failed: 2 },
         },
         {
           id: "wal",
-          chapter: "01-etcd-watch",
+          chapter: "09-made-up",
           title: "wal",
           status: "failed",
           tests: { passed: 0, failed: 4 },

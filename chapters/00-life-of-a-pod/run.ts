@@ -430,7 +430,7 @@ const tools: Tool[] = [
     name: "etcd",
     command: "etcd",
     args: ["--version"],
-    adds: "chapter 1's store tests also run each operation against a real etcd and compare the answers",
+    adds: "the real etcd to compare the miniature with: run the same etcdctl commands against both (chapter 1)",
     install: aptInstall,
   },
   {

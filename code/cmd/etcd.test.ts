@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Etcd3 } from "etcd3";
 import { describe, expect, it } from "vitest";
@@ -14,6 +17,7 @@ describe("parseEtcdFlags", () => {
         listenClientURLs: ["http://localhost:2379"],
         advertiseClientURLs: ["http://localhost:2379"],
         maxRequestBytes: 1572864,
+        snapshotCount: 10000,
       },
     });
   });
@@ -40,6 +44,9 @@ describe("parseEtcdFlags", () => {
     expect(parseEtcdFlags(["--data-dir", "/tmp/x", "--in-memory=false"])).toMatchObject({
       run: { dataDir: "/tmp/x", inMemory: false },
     });
+    expect(parseEtcdFlags(["--snapshot-count=500"])).toMatchObject({ run: { snapshotCount: 500 } });
+    // etcd replaces 0 with its default.
+    expect(parseEtcdFlags(["--snapshot-count", "0"])).toMatchObject({ run: { snapshotCount: 10000 } });
   });
 
   it("refuses what etcd refuses, saying how to fix it", () => {
@@ -57,6 +64,7 @@ describe("parseEtcdFlags", () => {
     );
     expect(err(["--in-memory=yes"])).toMatch(/invalid boolean value "yes" for --in-memory/);
     expect(err(["--max-request-bytes", "lots"])).toMatch(/invalid value "lots" for --max-request-bytes/);
+    expect(err(["--snapshot-count", "-1"])).toMatch(/invalid value "-1" for --snapshot-count/);
   });
 
   it("prints help and version", () => {
@@ -124,6 +132,44 @@ describe("the etcd command", () => {
       etcd.child.kill("SIGKILL");
     }
   });
+
+  it("keeps what it acknowledged in --data-dir across a SIGTERM and a restart", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "etcd-cmd-"));
+    const args = [
+      `--data-dir=${join(dir, "n1.etcd")}`,
+      "--listen-client-urls=http://127.0.0.1:0",
+      "--advertise-client-urls=http://127.0.0.1:0",
+    ];
+    const started: ReturnType<typeof runEtcd>[] = [];
+    const start = async () => {
+      const etcd = runEtcd(args);
+      started.push(etcd);
+      await waitFor(() => etcd.stderr().includes('"address"'), "the serving line");
+      const address = /"address":"([^"]+)"/.exec(etcd.stderr())![1];
+      return { etcd, client: new Etcd3({ hosts: address }) };
+    };
+    try {
+      const first = await start();
+      const put = await first.client.put("k").value("v");
+      await first.client.put("k").value("v2");
+      first.etcd.child.kill("SIGTERM");
+      expect(await first.etcd.exit).toBe(0);
+      first.client.close();
+
+      const second = await start();
+      expect(second.etcd.stderr()).toContain('"msg":"recovered the store from the data directory"');
+      const got = await second.client.get("k").exec();
+      expect(got.kvs.map((kv) => [String(kv.value), kv.mod_revision, kv.version])).toEqual([
+        ["v2", String(Number(put.header.revision) + 1), "2"],
+      ]);
+      second.etcd.child.kill("SIGTERM");
+      expect(await second.etcd.exit).toBe(0);
+      second.client.close();
+    } finally {
+      for (const etcd of started) etcd.child.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("main, in process", () => {
@@ -146,12 +192,34 @@ describe("main, in process", () => {
     expect(out.stderr).toMatch(/^etcd: unknown flag "--bogus": remove it; [^\n]*\n$/);
   });
 
-  it("exits 1 when asked for durability it does not have, rather than pretend", async () => {
-    const { out, io } = capture();
-    expect(await main(["--data-dir", "/nonexistent/never-written"], io)).toBe(1);
-    expect(JSON.parse(out.stderr)).toMatchObject({
-      level: "error",
-      error: expect.stringContaining("run with --in-memory"),
-    });
+  it("exits 1, saying why, when the data directory cannot be used", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "etcd-cmd-"));
+    try {
+      const file = join(dir, "a-file");
+      await writeFile(file, "not a directory");
+      const { out, io } = capture();
+      expect(
+        await main(
+          [
+            "--data-dir",
+            file,
+            "--listen-client-urls=http://127.0.0.1:0",
+            "--advertise-client-urls=http://127.0.0.1:0",
+          ],
+          io,
+        ),
+      ).toBe(1);
+      const lines = out.stderr
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l));
+      expect(lines.at(-1)).toMatchObject({
+        level: "error",
+        msg: "failed to start etcd",
+        error: expect.stringContaining(`cannot open the data directory ${file}`),
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

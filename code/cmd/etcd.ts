@@ -8,8 +8,11 @@
  * - scripts wait for the same log line as for real etcd: a JSON line with
  *   `"msg":"ready to serve client requests"` (then one `serving client traffic insecurely` line
  *   per client address, with the port actually bound);
+ * - what it acknowledged survives a restart, and a crash: the data lives in --data-dir, as etcd's
+ *   (write-ahead log and snapshots in `<data-dir>/member/wal`; see code/store/storage.ts);
  * - Ctrl-C or SIGTERM shuts down cleanly: open watch and keep-alive streams end, the gRPC server
- *   stops, the process exits 0.
+ *   stops, every logged write is on disk and the WAL is closed, the process exits 0. If the WAL
+ *   fails, the member stops and exits 1, as etcd does.
  *
  * Flags (Go's flag syntax, as etcd: `--flag=value`, `--flag value`, one dash or two):
  *   --name                    member name (default "default")
@@ -18,9 +21,10 @@
  *   --advertise-client-urls   URLs to tell clients (default http://localhost:2379; required when
  *                             --listen-client-urls is set, as in etcd)
  *   --max-request-bytes       largest write request accepted (default 1572864 = 1.5 MiB)
- *   --in-memory               OURS, not etcd's: keep all data in memory, write nothing to disk.
- *                             Needed for now: the write-ahead log is not wired into the store yet
- *                             (see code/store/embed.ts), and we will not pretend to be durable.
+ *   --snapshot-count          WAL records between two snapshots (default 10000; etcd's is 100000,
+ *                             and was 10000 before v3.2); 0 means the default, as in etcd
+ *   --in-memory               OURS, not etcd's: keep all data in memory, write nothing to disk
+ *                             (tests and demos that want a fresh store on every start).
  * An unknown flag is an error (exit 2), as in etcd.
  *
  * What etcd does differently: it has many more flags (peers, TLS, auth, quotas, logging), reads
@@ -36,6 +40,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed.ts";
 import { jsonLogger, type Logger } from "../store/log.ts";
+import { defaultSnapshotCount } from "../store/storage.ts";
 import { etcdVersion } from "../store/v3rpc-maintenance.ts";
 import { defaultMaxRequestBytes } from "../store/v3rpc-server.ts";
 
@@ -64,6 +69,9 @@ const flags: Record<string, FlagSpec> = {
     help: `list of this member's client URLs to advertise (default ${defaultClientURL})`,
   },
   "max-request-bytes": { help: `maximum client request size in bytes (default ${defaultMaxRequestBytes})` },
+  "snapshot-count": {
+    help: `number of committed transactions to trigger a snapshot to disk (default ${defaultSnapshotCount})`,
+  },
   "in-memory": { bool: true, help: "ours, not etcd's: keep everything in memory; write nothing to disk" },
   help: { bool: true, help: "show this help" },
   version: { bool: true, help: "print the version and exit" },
@@ -126,6 +134,12 @@ export function parseEtcdFlags(argv: string[]): EtcdCommand | FlagError {
       `etcd: invalid value "${given.get("max-request-bytes")}" for --max-request-bytes: use a positive integer`,
     );
   }
+  const snapshotCount = Number(given.get("snapshot-count") ?? defaultSnapshotCount);
+  if (!Number.isSafeInteger(snapshotCount) || snapshotCount < 0) {
+    return new FlagError(
+      `etcd: invalid value "${given.get("snapshot-count")}" for --snapshot-count: use a non-negative integer`,
+    );
+  }
   const name = given.get("name") ?? "default";
   const urls = (flag: string) => (given.get(flag) ?? defaultClientURL).split(",").filter((u) => u !== "");
   return {
@@ -136,6 +150,8 @@ export function parseEtcdFlags(argv: string[]): EtcdCommand | FlagError {
       listenClientURLs: urls("listen-client-urls"),
       advertiseClientURLs: urls("advertise-client-urls"),
       maxRequestBytes,
+      // etcd replaces 0 with its default (and logs a warning).
+      snapshotCount: snapshotCount === 0 ? defaultSnapshotCount : snapshotCount,
     },
   };
 }
@@ -170,12 +186,19 @@ export async function main(argv: string[], io: CommandIO = processIO): Promise<n
     log("error", "failed to start etcd", { error: etcd.message });
     return 1;
   }
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
     process.once("SIGTERM", () => resolve("SIGTERM"));
     process.once("SIGINT", () => resolve("SIGINT"));
   });
+  const stop = await Promise.race([signal, etcd.failed]);
+  if (stop instanceof EmbedError) {
+    // The member has already stopped serving; wait for its shutdown to finish.
+    await etcd.close();
+    log("error", "etcd stopped", { error: stop.message });
+    return 1;
+  }
   log("info", "received signal; shutting down", {
-    signal: signal === "SIGTERM" ? "terminated" : "interrupt",
+    signal: stop === "SIGTERM" ? "terminated" : "interrupt",
   });
   await etcd.close();
   return 0;

@@ -218,11 +218,14 @@ export interface TxnPath {
   nested: TxnPath[];
 }
 
-export function compareToPath(rv: TxnRead, rt: TxnRequest): TxnPath {
-  const succeeded = (rt.compare ?? []).every((c) => applyCompare(rv, c));
+/** How a txn evaluates one compare: applyCompare, unless a caller (a course exercise) swaps it. */
+export type CompareFunc = (rv: TxnRead, c: Compare) => boolean;
+
+export function compareToPath(rv: TxnRead, rt: TxnRequest, compare: CompareFunc = applyCompare): TxnPath {
+  const succeeded = (rt.compare ?? []).every((c) => compare(rv, c));
   const nested = chosenOps(rt, succeeded)
     .filter((op) => op.requestTxn)
-    .map((op) => compareToPath(rv, op.requestTxn!));
+    .map((op) => compareToPath(rv, op.requestTxn!, compare));
   return { succeeded, nested };
 }
 
@@ -235,23 +238,34 @@ export function isTxnReadonly(rt: TxnRequest): boolean {
   return [...(rt.success ?? []), ...(rt.failure ?? [])].every((op) => op.requestRange !== undefined);
 }
 
-export function applyTxn(store: KVStore, rt: TxnRequest): TxnResponse | EtcdError {
+// #region apply-txn
+export function applyTxn(
+  store: KVStore,
+  rt: TxnRequest,
+  compare: CompareFunc = applyCompare,
+): TxnResponse | EtcdError {
   const isWrite = !isTxnReadonly(rt);
-  const rv = store.read();
-  const path = compareToPath(rv, rt);
+  // A write txn decides inside its own write transaction: on the newest state, the one it writes
+  // to. (With storage, reads — store.read() — see only what is on disk, which can be older: a
+  // compare there could let two compare-and-swaps both win.) A read-only txn reads like a Range.
+  const txn = isWrite ? store.write() : store.read();
+  const path = compareToPath(txn, rt, compare);
   // Everything that could fail is checked now, so the write below never stops half-way.
   const checked =
-    (isWrite ? checkRequests(rv, rt, path, (op) => checkRequestPut(store, rv, op)) : undefined) ??
-    checkRequests(rv, rt, path, (op) => checkRequestRange(rv, op));
-  if (checked) return checked;
+    (isWrite ? checkRequests(txn, rt, path, (op) => checkRequestPut(store, txn, op)) : undefined) ??
+    checkRequests(txn, rt, path, (op) => checkRequestRange(txn, op));
+  if (checked) {
+    txn.end(); // nothing changed: no revision, nothing to log
+    return checked;
+  }
 
-  const txn = isWrite ? store.write() : rv;
   const responses = applyOps(store, txn, rt, path);
   const changed = txn instanceof TxnWrite && txn.changes.length > 0;
   const rev = changed ? txn.rev() + 1 : txn.rev();
   txn.end();
   return { header: revisionHeader(rev), succeeded: path.succeeded, responses };
 }
+// #endregion apply-txn
 
 function applyOps(store: KVStore, txn: TxnRead, rt: TxnRequest, path: TxnPath): ResponseOp[] {
   const nested = [...path.nested];

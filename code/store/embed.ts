@@ -8,26 +8,31 @@
  * - tests need a free port: a client URL with port 0 binds any free port, and `clientAddresses`
  *   says which (an advertised URL with port 0 is given the same port, so `member list` stays
  *   truthful);
+ * - a member keeps its data in `dataDir` — the WAL and snapshots in `<data-dir>/member/wal` — and
+ *   comes back with it after a restart or a crash (storage.ts); `inMemory` (ours, not etcd's)
+ *   keeps everything in memory instead, for tests and demos;
  * - shutdown must leave nothing behind: `close()` ends the open watch and keep-alive streams,
- *   waits briefly for requests in flight, stops the gRPC server and the store's timers.
+ *   waits briefly for requests in flight, stops the gRPC server and the store's timers, and
+ *   closes the WAL once every record is written.
  *
  * Invariants:
  * - `startEtcd` either returns a member that serves on every listen URL, or an error value and
- *   nothing left listening;
+ *   nothing left listening (and the WAL closed);
+ * - a member whose WAL fails stops serving — it can make nothing durable any more — and says so
+ *   through `failed`, as etcd exits (`lg.Fatal`) when it cannot save to its WAL;
  * - the member and cluster ids depend only on the (default) peer URL and cluster token, as in
  *   etcd, so they are the same on every start.
  *
- * Durability: the store of this chapter is wired in memory only; the write-ahead log (wal.ts,
- * snapshot.ts) is not yet connected to the in-process server. Asked for a data directory, we
- * refuse to start rather than pretend (`ErrNoDurableStore`); `inMemory` says "I know".
- *
  * @upstream etcd-io/etcd server/embed/etcd.go (StartEtcd, Etcd.Close)
  * @upstream etcd-io/etcd server/embed/serve.go (serveCtx.serve)
+ * @upstream etcd-io/etcd server/embed/config.go (Config.Dir, SnapshotCount)
  * @chapter 01-etcd-watch
  */
+import { join } from "node:path";
 import { EtcdServer } from "./etcd-server.ts";
 import { type Logger, nopLogger } from "./log.ts";
 import { type Cluster, formatID, singleMemberCluster, singleMemberRaftTerm } from "./membership.ts";
+import { defaultSnapshotCount } from "./storage.ts";
 import { V3RPCServer } from "./v3rpc-server.ts";
 
 export interface EtcdConfig {
@@ -37,6 +42,8 @@ export interface EtcdConfig {
   dataDir: string;
   /** Ours, not etcd's: keep everything in memory and write nothing to dataDir. */
   inMemory: boolean;
+  /** --snapshot-count: WAL records between two snapshots (default: storage.ts). */
+  snapshotCount?: number;
   /** --listen-client-urls: where to serve the gRPC API (http only). */
   listenClientURLs: string[];
   /** --advertise-client-urls: what the member tells clients (member list). */
@@ -53,6 +60,8 @@ export interface Etcd {
   readonly cluster: Cluster;
   /** host:port of each listen URL, with the port actually bound. */
   readonly clientAddresses: string[];
+  /** Settles if the member had to stop on its own (its WAL failed); the member is then closed. */
+  readonly failed: Promise<EmbedError>;
   close(): Promise<void>;
 }
 
@@ -61,9 +70,10 @@ export class EmbedError extends Error {
   override readonly name = "EmbedError";
 }
 
-export const ErrNoDurableStore = new EmbedError(
-  "durable storage is not wired into this etcd yet: run with --in-memory (nothing is written to --data-dir)",
-);
+/** Where a member keeps its WAL and snapshots: etcd's `<data-dir>/member/wal`. */
+export function walDir(dataDir: string): string {
+  return join(dataDir, "member", "wal");
+}
 
 /** A client URL as etcd accepts it: http://host:port. */
 export function parseClientURL(raw: string): { host: string; port: number } | EmbedError {
@@ -88,7 +98,6 @@ export function parseClientURL(raw: string): { host: string; port: number } | Em
 // #region start-etcd
 export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
   const log = cfg.logger ?? nopLogger;
-  if (!cfg.inMemory) return ErrNoDurableStore;
 
   const listen: { host: string; port: number }[] = [];
   for (const raw of cfg.listenClientURLs) {
@@ -104,20 +113,32 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
   // The identity must exist before the first response header is written.
   const cluster = singleMemberCluster(cfg.name, [...cfg.advertiseClientURLs]);
   const self = cluster.members[0];
-  const server = new EtcdServer({ clusterId: cluster.id, memberId: self.id, raftTerm: singleMemberRaftTerm });
+  log("info", "starting an etcd server", {
+    name: cfg.name,
+    "data-dir": cfg.inMemory ? "(in memory)" : cfg.dataDir,
+    "snapshot-count": cfg.inMemory ? undefined : (cfg.snapshotCount ?? defaultSnapshotCount),
+    "local-member-id": formatID(self.id),
+    "cluster-id": formatID(cluster.id),
+    "listen-client-urls": cfg.listenClientURLs,
+    "advertise-client-urls": cfg.advertiseClientURLs,
+  });
+
+  let fail: (err: EmbedError) => void = () => {};
+  const failed = new Promise<EmbedError>((resolve) => {
+    fail = resolve;
+  });
+  const identity = { clusterId: cluster.id, memberId: self.id, raftTerm: singleMemberRaftTerm };
+  const server = cfg.inMemory
+    ? new EtcdServer(identity)
+    : await openServer(cfg, identity, log, (err) =>
+        fail(new EmbedError(`the write-ahead log failed, so this member stopped: ${err.message}`)),
+      );
+  if (server instanceof EmbedError) return server;
   const v3rpc = new V3RPCServer(server, {
     cluster,
     maxRequestBytes: cfg.maxRequestBytes,
     logger: log,
     progressNotifyInterval: cfg.progressNotifyInterval,
-  });
-  log("info", "starting an etcd server", {
-    name: cfg.name,
-    "data-dir": cfg.inMemory ? "(in memory)" : cfg.dataDir,
-    "local-member-id": formatID(self.id),
-    "cluster-id": formatID(cluster.id),
-    "listen-client-urls": cfg.listenClientURLs,
-    "advertise-client-urls": cfg.advertiseClientURLs,
   });
 
   const clientAddresses: string[] = [];
@@ -127,7 +148,7 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
       clientAddresses.push(`${u.host}:${port}`);
     } catch (err) {
       await v3rpc.close(0);
-      server.close();
+      await server.close();
       return new EmbedError(`failed to listen on ${cfg.listenClientURLs[i]}: ${(err as Error).message}`);
     }
   }
@@ -148,12 +169,39 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
   const close = () => {
     closing ??= (async () => {
       log("info", "closing etcd server", { name: cfg.name, "advertise-client-urls": self.clientURLs });
+      // Requests in flight finish first (their answers wait for the disk), then the WAL is closed.
       await v3rpc.close();
-      server.close();
+      await server.close();
       log("info", "closed etcd server", { name: cfg.name });
     })();
     return closing;
   };
-  return { server, cluster, clientAddresses, close };
+  // A member whose WAL failed can make nothing durable any more: it stops serving at once.
+  void failed.then(() => close());
+  return { server, cluster, clientAddresses, failed, close };
 }
 // #endregion start-etcd
+
+/** Recovers the store from the data directory; an error value says what is wrong and where. */
+async function openServer(
+  cfg: EtcdConfig,
+  identity: { clusterId: bigint; memberId: bigint; raftTerm: bigint },
+  log: Logger,
+  onFatal: (err: Error) => void,
+): Promise<EtcdServer | EmbedError> {
+  const dir = walDir(cfg.dataDir);
+  try {
+    const server = await EtcdServer.open({
+      ...identity,
+      dir,
+      snapshotCount: cfg.snapshotCount,
+      logger: log,
+      onFatal,
+    });
+    if (server instanceof EtcdServer) return server;
+    return new EmbedError(`cannot start from the data directory ${cfg.dataDir}: ${server.message}`);
+  } catch (err) {
+    // The file system itself refused (permissions, a file where a directory should be, …).
+    return new EmbedError(`cannot open the data directory ${cfg.dataDir}: ${(err as Error).message}`);
+  }
+}

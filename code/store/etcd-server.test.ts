@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toBytes, toText } from "./bytes.ts";
 import { FakeClock } from "./clock.ts";
+import type { EtcdError } from "./errors.ts";
 import { EtcdServer } from "./etcd-server.ts";
 import { prefixEnd } from "./index.ts";
 import { ErrCompacted, ErrFutureRev } from "./kvstore.ts";
@@ -9,9 +10,11 @@ import { ErrDuplicateKey, ErrEmptyKey, ErrTooManyOps, ErrValueProvided } from ".
 
 const b = toBytes;
 
-function ok<T>(x: T): Exclude<T, Error> {
+/** The response, checking that the in-memory server answered at once and without an error. */
+function ok<T>(x: T | EtcdError | Promise<T | EtcdError>): T {
+  if (x instanceof Promise) throw new Error("an in-memory server must answer at once, not with a promise");
   if (x instanceof Error) throw x;
-  return x as Exclude<T, Error>;
+  return x;
 }
 
 function server() {

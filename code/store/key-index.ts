@@ -68,6 +68,38 @@ export interface KeyIndexGet {
   version: number;
 }
 
+// #region get
+/**
+ * The key as it was at revision atRev, read from its generations: the change visible then, the
+ * creation of that incarnation and its version — or ErrRevisionNotFound if the key did not exist
+ * at atRev. KeyIndex.get calls it (a pure function, so that it can be read and tested alone).
+ */
+export function getAtRev(generations: readonly Generation[], atRev: number): KeyIndexGet | EtcdError {
+  const g = findGeneration(generations, atRev);
+  if (!g) return ErrRevisionNotFound;
+  const n = newestAtOrBefore(g, atRev);
+  if (n === -1) return ErrRevisionNotFound;
+  // ver counts to the newest change; each later revision in the generation is one change less.
+  return { modified: g.revs[n], created: g.created, version: g.ver - (g.revs.length - n - 1) };
+}
+
+/**
+ * The generation holding the key's state at `rev`, or undefined if the key did not exist then
+ * (before its creation, or from a tombstone until the next creation).
+ */
+export function findGeneration(generations: readonly Generation[], rev: number): Generation | undefined {
+  const last = generations.length - 1;
+  for (let i = last; i >= 0; i--) {
+    const g = generations[i];
+    if (g.revs.length === 0) continue;
+    // a closed generation's tombstone at or before rev: the key was deleted by then
+    if (i !== last && g.revs[g.revs.length - 1].main <= rev) return undefined;
+    if (g.revs[0].main <= rev) return g;
+  }
+  return undefined;
+}
+// #endregion get
+
 export class KeyIndex {
   modified: Revision = noRevision;
   generations: Generation[] = [];
@@ -102,34 +134,11 @@ export class KeyIndex {
   }
   // #endregion put-tombstone
 
-  // #region get
   /** The key as it was at revision atRev: which change was visible, its creation and version. */
   get(atRev: number): KeyIndexGet | EtcdError {
     if (this.isEmpty()) panic(`'get' got an unexpected empty keyIndex`);
-    const g = this.findGeneration(atRev);
-    if (!g) return ErrRevisionNotFound;
-    const n = newestAtOrBefore(g, atRev);
-    if (n === -1) return ErrRevisionNotFound;
-    // ver counts to the newest change; each later revision in the generation is one change less.
-    return { modified: g.revs[n], created: g.created, version: g.ver - (g.revs.length - n - 1) };
+    return getAtRev(this.generations, atRev);
   }
-
-  /**
-   * The generation holding the key's state at `rev`, or undefined if the key did not exist then
-   * (before its creation, or from a tombstone until the next creation).
-   */
-  findGeneration(rev: number): Generation | undefined {
-    const last = this.generations.length - 1;
-    for (let i = last; i >= 0; i--) {
-      const g = this.generations[i];
-      if (g.revs.length === 0) continue;
-      // a closed generation's tombstone at or before rev: the key was deleted by then
-      if (i !== last && g.revs[g.revs.length - 1].main <= rev) return undefined;
-      if (g.revs[0].main <= rev) return g;
-    }
-    return undefined;
-  }
-  // #endregion get
 
   // #region since
   /**

@@ -88,10 +88,19 @@ export class TxnRead {
   // #endregion range-keys
 }
 
+/** What the lessor changed in a write transaction: a lease granted, or a lease revoked. */
+export type LeaseChange = { kind: "grant"; id: number; ttl: number } | { kind: "revoke"; id: number };
+
 /** A write transaction: every change it makes is stored at revision beginRev + 1. */
 export class TxnWrite extends TxnRead {
   /** The changes so far, in order; see the invariants in the header. */
   readonly changes: KeyValue[] = [];
+  /**
+   * Set by the lessor (lease.ts) when this transaction grants or revokes a lease. The lease
+   * change commits together with the key changes — for a revoke, the deletion of the lease's
+   * keys — so a durable store logs both in one record, and a crash keeps both or neither.
+   */
+  leaseChange?: LeaseChange;
   private ended = false;
 
   constructor(

@@ -6,14 +6,20 @@
  *   a total order of changes to watch; so the store never overwrites: each change is stored under
  *   a new revision (backend.ts) and the index (index.ts) finds the right one for any revision;
  * - several changes must land atomically (a txn): they share one revision (kvstore-txn.ts);
- * - history cannot grow forever: compact(rev) drops what only reads before rev needed.
+ * - history cannot grow forever: compact(rev) drops what only reads before rev needed;
+ * - with a commit log (storage.ts), nobody may see a write that a crash could still lose: a
+ *   commit is *published* — made the current revision, read, sent to watchers — only once the
+ *   log has it on disk. Writes meanwhile build on the newest, unpublished state (`headRev`), so
+ *   they keep their order and never wait for the disk themselves.
  *
  * Invariants:
- * - `currentRev` is the revision of the last write transaction that changed something; a new
- *   store starts at 1 (etcd's first write is revision 2);
+ * - `headRev` is the revision of the last write transaction that changed something; a new
+ *   store starts at 1 (etcd's first write is revision 2). Write transactions start from it;
+ * - `currentRev` is the published revision, which reads and watches see: equal to headRev
+ *   without a commit log, at most headRev with one (the commits in between await the disk);
  * - `compactMainRev` is the last compaction revision (-1 before any); reads below it fail;
  * - every revision the index points at is in the backend, and the backend holds nothing newer
- *   than currentRev once a write transaction has ended.
+ *   than headRev once a write transaction has ended.
  *
  * Threading: JavaScript runs one thing at a time, so where etcd takes locks we only need to check
  * that no two write transactions are open at once.
@@ -30,17 +36,44 @@ import { TreeIndex } from "./index.ts";
 import { KeyIndex } from "./key-index.ts";
 import type { KeyValue, RangeOptions, RangeResult } from "./kv.ts";
 import { type CompactionResult, scheduleCompaction } from "./kvstore-compaction.ts";
-import { ErrCompacted, ErrFutureRev, TxnRead, TxnWrite } from "./kvstore-txn.ts";
+import { ErrCompacted, ErrFutureRev, type LeaseChange, TxnRead, TxnWrite } from "./kvstore-txn.ts";
 import { revision } from "./revision.ts";
 import type { TxnRequest, TxnResponse } from "./rpc.ts";
 
 export { ErrCompacted, ErrFutureRev } from "./kvstore-txn.ts";
 
-/** A write transaction that may only delete: what the lessor gets to revoke a lease's keys. */
+/**
+ * A write transaction that may only delete: what the lessor gets to revoke a lease's keys. It
+ * carries the lessor's own change (`leaseChange`), which commits with it.
+ */
 export interface TxnDelete {
   deleteRange(key: Uint8Array, rangeEnd: Uint8Array | undefined): { deleted: number; rev: number };
+  leaseChange?: LeaseChange;
   end(): void;
 }
+
+// #region commit-log
+/**
+ * One commit, as the store hands it to its commit log: enough to redo it after a restart.
+ * `rev` is the store's newest revision once the commit is made — a commit that changes no key
+ * (a lease grant, a compaction, revoking a lease without keys) leaves it where it was.
+ */
+export type Commit =
+  | { type: "txn"; rev: number; changes: readonly KeyValue[] }
+  | { type: "leaseGrant"; rev: number; id: number; ttl: number }
+  | { type: "leaseRevoke"; rev: number; id: number; changes: readonly KeyValue[] }
+  | { type: "compaction"; rev: number; compactRev: number };
+
+/** Where a durable store sends its commits (storage.ts writes them to the WAL). */
+export interface CommitLog {
+  /**
+   * Called at the moment of each commit, in commit order, so that the log's order is the
+   * store's. Calls `onDurable` once this commit, and every commit before it, is on disk — in
+   * commit order.
+   */
+  append(commit: Commit, onDurable?: () => void): void;
+}
+// #endregion commit-log
 
 /** What the store needs from the lessor (lease.ts): which key belongs to which lease. */
 export interface StoreLessor {
@@ -70,8 +103,10 @@ export class KVStore {
   readonly lessor?: StoreLessor;
 
   protected currentRev = 1;
+  protected headRev = 1;
   protected compactMainRev = -1;
   private writing = false;
+  private commitLog?: CommitLog;
 
   constructor(opts: KVStoreOptions = {}) {
     this.lessor = opts.lessor;
@@ -80,9 +115,24 @@ export class KVStore {
     this.lessor?.setRangeDeleter(() => this.write());
   }
 
-  /** The revision of the last completed write. */
+  /** The revision of the last published write: what reads and watches see. */
   rev(): number {
     return this.currentRev;
+  }
+
+  /** The revision of the last committed write, published or still on its way to disk. */
+  head(): number {
+    return this.headRev;
+  }
+
+  /**
+   * From now on, every commit goes to `log`, and is published only once the log has it on disk.
+   * Set after recovery: replaying the log must not write it again.
+   */
+  setCommitLog(log: CommitLog): void {
+    if (this.commitLog) panic("the store already has a commit log");
+    if (this.writing) panic("setCommitLog during a write txn");
+    this.commitLog = log;
   }
 
   /** The last compaction revision; -1 if never compacted. */
@@ -98,17 +148,35 @@ export class KVStore {
   write(): TxnWrite {
     if (this.writing) panic("a write txn is already open: end it before starting another");
     this.writing = true;
-    return new TxnWrite(this, this.currentRev);
+    // A write builds on every earlier commit, published or not: that is what orders writes.
+    return new TxnWrite(this, this.headRev);
   }
 
   /**
-   * Called by TxnWrite.end(). Only a transaction that changed something takes a revision, so
-   * revisions count real changes and a no-op write is invisible to watchers.
-   * Subclasses extend this to publish the changes (watchable-store.ts).
+   * Called by TxnWrite.end(): the commit. Only a transaction that changed something takes a
+   * revision, so revisions count real changes and a no-op write is invisible to watchers.
+   * Without a commit log, the commit is published at once. With one, it is appended now —
+   * synchronously, so the log's order is the commit order — and published when it is durable.
    */
   finishWrite(txn: TxnWrite): void {
-    if (txn.changes.length > 0) this.currentRev++;
     this.writing = false;
+    const changed = txn.changes.length > 0;
+    if (changed) this.headRev++;
+    const rev = this.headRev;
+    if (!this.commitLog) {
+      if (changed) this.publish(rev, txn.changes);
+      return;
+    }
+    if (!changed && !txn.leaseChange) return; // a no-op: nothing to redo after a restart
+    this.commitLog.append(commitOf(txn, rev), changed ? () => this.publish(rev, txn.changes) : undefined);
+  }
+
+  /**
+   * Makes revision `rev` the current one: reads see it from now on. The watchable store extends
+   * this to send the changes to its watchers.
+   */
+  protected publish(rev: number, _changes: readonly KeyValue[]): void {
+    this.currentRev = rev;
   }
   // #endregion txns
 
@@ -149,13 +217,16 @@ export class KVStore {
   // #region compact
   /**
    * Compacts at rev: reads and watches below rev will fail from now on. Compacting at or below
-   * the last compaction, or beyond the current revision, is refused.
+   * the last compaction, or beyond the current (published) revision, is refused — so reads at
+   * the published revision never hit a compaction.
    */
   compact(rev: number): CompactionResult | EtcdError {
     if (rev <= this.compactMainRev) return ErrCompacted;
     if (rev > this.currentRev) return ErrFutureRev;
     this.compactMainRev = rev;
-    return scheduleCompaction(this.index, this.backend, rev);
+    const result = scheduleCompaction(this.index, this.backend, rev);
+    this.commitLog?.append({ type: "compaction", rev: this.headRev, compactRev: rev });
+    return result;
   }
   // #endregion compact
 
@@ -184,6 +255,7 @@ export class KVStore {
     }
     // The newest records may all have been compacted away; the revision never goes back.
     if (this.currentRev < this.compactMainRev) this.currentRev = this.compactMainRev;
+    this.headRev = this.currentRev;
     for (const { key, lease } of keyToLease.values()) this.lessor?.attach(lease, key);
   }
   // #endregion restore
@@ -201,4 +273,12 @@ function restoreIntoIndex(index: TreeIndex, rec: BackendRecord): void {
   if (rec.tombstone) fresh.restoreTombstone(main, sub);
   else fresh.restore(revision(rec.kv.createRevision), rec.rev, rec.kv.version);
   index.insert(fresh);
+}
+
+/** The commit a finished write transaction makes; see Commit. */
+function commitOf(txn: TxnWrite, rev: number): Commit {
+  const lease = txn.leaseChange;
+  if (lease?.kind === "grant") return { type: "leaseGrant", rev, id: lease.id, ttl: lease.ttl };
+  if (lease?.kind === "revoke") return { type: "leaseRevoke", rev, id: lease.id, changes: txn.changes };
+  return { type: "txn", rev, changes: txn.changes };
 }

@@ -118,6 +118,13 @@ export class Lessor implements StoreLessor {
     const lease = new Lease(id, Math.max(ttl, this.minLeaseTTL));
     this.refresh(lease);
     this.leaseMap.set(id, lease);
+    // The grant changes no key, but it commits like a write — so that a durable store logs it in
+    // order with the writes around it (etcd persists it to the backend's lease bucket).
+    const txn = this.rangeDeleter?.();
+    if (txn) {
+      txn.leaseChange = { kind: "grant", id, ttl: lease.ttl };
+      txn.end();
+    }
     return lease;
   }
 
@@ -149,6 +156,10 @@ export class Lessor implements StoreLessor {
     // Each delete detaches its key (kvstore-txn.ts), so the lease must still exist meanwhile.
     for (const key of lease.keys()) txn?.deleteRange(key, undefined);
     this.leaseMap.delete(id);
+    // The lease goes in the same commit as its keys. etcd: "lease deletion needs to be in the same
+    // backend transaction with the kv deletion. Or we might end up with not executing the revoke
+    // or not deleting the keys if etcdserver fails in between."
+    if (txn) txn.leaseChange = { kind: "revoke", id };
     txn?.end();
     return undefined;
   }

@@ -37,6 +37,7 @@ export interface EventBatch {
   moreRev: number;
 }
 
+// #region add-to-batch
 /** Adds an event unless the batch is full; a full batch records where to continue. */
 export function addToBatch(eb: EventBatch, ev: Event, maxRevs = watchBatchMaxRevs): void {
   if (eb.revs > maxRevs) return; // already full
@@ -56,6 +57,7 @@ export function addToBatch(eb: EventBatch, ev: Event, maxRevs = watchBatchMaxRev
   }
   eb.evs.push(ev);
 }
+// #endregion add-to-batch
 
 export type WatcherBatch = Map<Watcher, EventBatch>;
 
