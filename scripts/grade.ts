@@ -46,6 +46,7 @@ export function parseArgs(argv: string[]): Args | string {
   const args: Args = { watch: false, target: "exercises" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    if (a === "--") continue;
     if (a === "--watch" || a === "-w") args.watch = true;
     else if (a === "--target" || a.startsWith("--target=")) {
       const v = a.includes("=") ? a.slice(a.indexOf("=") + 1) : argv[++i];
