@@ -1,0 +1,387 @@
+/**
+ * Store benchmark — our store against a real etcd, same machine, same run, same client code.
+ *
+ * Measures, over gRPC with the `etcd3` npm client, against our store (`startEtcd`, durable on a
+ * temporary data dir, so every put waits for an fsync) and, when `/usr/bin/etcd` exists, a real
+ * single-member etcd started here on loopback with its own temporary data dir:
+ * - puts/s and p50/p99 put latency with 1 and with 64 concurrent clients (256-byte values,
+ *   distinct keys, fixed operation counts);
+ * - watch fan-out: 100 watchers on one prefix, each receiving every event of N puts — events
+ *   delivered per second.
+ * Each figure comes with the ratio ours/etcd. `--json` prints one JSON object instead of the table.
+ *
+ * Flags: --puts1 N (2000), --puts64 N (10000), --clients N (64), --watchers N (100),
+ * --watch-puts N (2000), --value-size N (256), --json.
+ *
+ * @upstream none — benchmark (etcd's own is tools/benchmark)
+ * @chapter 01-etcd-watch
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Etcd3 } from "etcd3";
+import { type Etcd, startEtcd } from "./embed.ts";
+
+const etcdBinary = "/usr/bin/etcd";
+
+function flag(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n <= 0) {
+    console.error(`--${name} needs a positive integer, got "${process.argv[i + 1] ?? ""}"`);
+    process.exit(2);
+  }
+  return n;
+}
+
+const opts = {
+  puts1: flag("puts1", 2000),
+  putsMany: flag("puts64", 10000),
+  clients: flag("clients", 64),
+  watchers: flag("watchers", 100),
+  watchPuts: flag("watch-puts", 2000),
+  valueSize: flag("value-size", 256),
+};
+const json = process.argv.includes("--json");
+
+/** Progress goes to stderr, so `--json` leaves stdout with exactly one JSON object. */
+function progress(line: string): void {
+  console.error(`… ${line}`);
+}
+
+// ---- cleanup: temp dirs and the etcd child go away on every exit, errors included ----
+
+const tempDirs: string[] = [];
+const children: ChildProcess[] = [];
+
+function tempDir(what: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `store-bench-${what}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+
+function cleanupSync(): void {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+process.on("exit", cleanupSync);
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    cleanupSync();
+    process.exit(130);
+  });
+}
+
+// ---- the two targets ----
+
+interface Target {
+  name: "ours" | "etcd";
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+async function startOurs(): Promise<Target> {
+  const dataDir = tempDir("ours");
+  const started = await startEtcd({
+    name: "bench",
+    dataDir,
+    inMemory: false,
+    listenClientURLs: ["http://127.0.0.1:0"],
+    advertiseClientURLs: ["http://127.0.0.1:0"],
+  });
+  if (started instanceof Error) throw started;
+  const etcd: Etcd = started;
+  return { name: "ours", endpoint: etcd.clientAddresses[0], close: () => etcd.close() };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRealEtcd(): Promise<Target> {
+  const dataDir = tempDir("etcd");
+  const [client, peer] = [await freePort(), await freePort()];
+  const clientURL = `http://127.0.0.1:${client}`;
+  const peerURL = `http://127.0.0.1:${peer}`;
+  const child = spawn(
+    etcdBinary,
+    [
+      "--name",
+      "bench",
+      "--data-dir",
+      dataDir,
+      "--listen-client-urls",
+      clientURL,
+      "--advertise-client-urls",
+      clientURL,
+      "--listen-peer-urls",
+      peerURL,
+      "--initial-advertise-peer-urls",
+      peerURL,
+      "--initial-cluster",
+      `bench=${peerURL}`,
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  children.push(child);
+  let stderrTail = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderrTail = (stderrTail + chunk.toString()).slice(-2000);
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  // Wait until it answers a request (or gives up / exits).
+  const probe = new Etcd3({ hosts: `127.0.0.1:${client}`, dialTimeout: 500 });
+  const deadline = Date.now() + 15_000;
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`etcd exited with ${child.exitCode}: ${stderrTail}`);
+      try {
+        await probe.get("bench/probe").string();
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`etcd did not answer in 15s: ${(err as Error).message}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  } finally {
+    probe.close();
+  }
+  return {
+    name: "etcd",
+    endpoint: `127.0.0.1:${client}`,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      }
+    },
+  };
+}
+
+// ---- the measurements ----
+
+interface PutResult {
+  clients: number;
+  puts: number;
+  seconds: number;
+  putsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** `total` puts of distinct keys, spread over `clients` concurrent clients (one Etcd3 each). */
+async function benchPuts(target: Target, clients: number, total: number, run: string): Promise<PutResult> {
+  const value = Buffer.alloc(opts.valueSize, "v");
+  const conns = Array.from({ length: clients }, () => new Etcd3({ hosts: target.endpoint }));
+  try {
+    // Warm up: connect every client before the clock starts.
+    await Promise.all(conns.map((c, i) => c.put(`bench/warm/${run}/${i}`).value(value)));
+    const latencies: number[] = [];
+    let next = 0;
+    const start = performance.now();
+    await Promise.all(
+      conns.map(async (c) => {
+        for (let i = next++; i < total; i = next++) {
+          const t0 = performance.now();
+          await c.put(`bench/${run}/${String(i).padStart(8, "0")}`).value(value);
+          latencies.push(performance.now() - t0);
+        }
+      }),
+    );
+    const seconds = (performance.now() - start) / 1000;
+    latencies.sort((a, b) => a - b);
+    return {
+      clients,
+      puts: total,
+      seconds,
+      putsPerSec: total / seconds,
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+    };
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
+interface WatchResult {
+  watchers: number;
+  puts: number;
+  events: number;
+  seconds: number;
+  eventsPerSec: number;
+}
+
+/** `watchers` watches on one prefix; time from the first put until every watcher saw every put. */
+async function benchWatch(target: Target): Promise<WatchResult> {
+  const { watchers: count, watchPuts: puts } = opts;
+  const value = Buffer.alloc(opts.valueSize, "w");
+  const prefix = "bench/watch/";
+  const watchClient = new Etcd3({ hosts: target.endpoint });
+  const putClients = Array.from({ length: 16 }, () => new Etcd3({ hosts: target.endpoint }));
+  const expected = count * puts;
+  let delivered = 0;
+  let done: () => void = () => {};
+  const allDelivered = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  try {
+    const watchers = await Promise.all(
+      Array.from({ length: count }, () => watchClient.watch().prefix(prefix).create()),
+    );
+    for (const w of watchers) {
+      w.on("put", () => {
+        if (++delivered === expected) done();
+      });
+    }
+    await Promise.all(putClients.map((c, i) => c.put(`bench/watch-warm/${i}`).value(value)));
+    const start = performance.now();
+    let next = 0;
+    await Promise.all(
+      putClients.map(async (c) => {
+        for (let i = next++; i < puts; i = next++) {
+          await c.put(`${prefix}${String(i).padStart(8, "0")}`).value(value);
+        }
+      }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`watch: only ${delivered} of ${expected} events after 60s`)),
+        60_000,
+      );
+    });
+    await Promise.race([allDelivered, timeout]).finally(() => clearTimeout(timer));
+    const seconds = (performance.now() - start) / 1000;
+    await Promise.all(watchers.map((w) => w.cancel()));
+    return { watchers: count, puts, events: delivered, seconds, eventsPerSec: delivered / seconds };
+  } finally {
+    watchClient.close();
+    for (const c of putClients) c.close();
+  }
+}
+
+interface TargetResult {
+  puts1: PutResult;
+  putsMany: PutResult;
+  watch: WatchResult;
+}
+
+async function benchTarget(target: Target): Promise<TargetResult> {
+  progress(`${target.name}: ${opts.puts1} puts, 1 client`);
+  const puts1 = await benchPuts(target, 1, opts.puts1, "c1");
+  progress(`${target.name}: ${opts.putsMany} puts, ${opts.clients} clients`);
+  const putsMany = await benchPuts(target, opts.clients, opts.putsMany, `c${opts.clients}`);
+  progress(`${target.name}: watch fan-out, ${opts.watchers} watchers × ${opts.watchPuts} puts`);
+  const watch = await benchWatch(target);
+  return { puts1, putsMany, watch };
+}
+
+async function runOn(start: () => Promise<Target>): Promise<TargetResult> {
+  const target = await start();
+  try {
+    return await benchTarget(target);
+  } finally {
+    await target.close();
+  }
+}
+
+// ---- report ----
+
+function fmt(n: number, digits = 0): string {
+  return n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+async function main(): Promise<void> {
+  const haveEtcd = existsSync(etcdBinary);
+  progress(`starting our store (durable, temp data dir)`);
+  const ours = await runOn(startOurs);
+  let etcd: TargetResult | undefined;
+  if (haveEtcd) {
+    progress(`starting real etcd (${etcdBinary}, temp data dir)`);
+    etcd = await runOn(startRealEtcd);
+  } else {
+    console.error("real etcd not found (install: sudo apt-get install -y etcd-server) — ours only");
+  }
+
+  const ratio = (a: number, b: number | undefined) => (b ? a / b : undefined);
+  const ratios = etcd && {
+    puts1PerSec: ratio(ours.puts1.putsPerSec, etcd.puts1.putsPerSec),
+    putsManyPerSec: ratio(ours.putsMany.putsPerSec, etcd.putsMany.putsPerSec),
+    watchEventsPerSec: ratio(ours.watch.eventsPerSec, etcd.watch.eventsPerSec),
+  };
+
+  if (json) {
+    console.log(JSON.stringify({ options: opts, ours, etcd: etcd ?? null, ratios: ratios ?? null }));
+    return;
+  }
+
+  const rows: string[][] = [["measure", "ours", "etcd", "ours/etcd"]];
+  const putRows = (label: string, o: PutResult, e: PutResult | undefined) => {
+    rows.push([
+      `${label} puts/s`,
+      fmt(o.putsPerSec),
+      e ? fmt(e.putsPerSec) : "-",
+      e ? fmt(o.putsPerSec / e.putsPerSec, 2) : "-",
+    ]);
+    rows.push([
+      `${label} p50 ms`,
+      fmt(o.p50Ms, 2),
+      e ? fmt(e.p50Ms, 2) : "-",
+      e ? fmt(o.p50Ms / e.p50Ms, 2) : "-",
+    ]);
+    rows.push([
+      `${label} p99 ms`,
+      fmt(o.p99Ms, 2),
+      e ? fmt(e.p99Ms, 2) : "-",
+      e ? fmt(o.p99Ms / e.p99Ms, 2) : "-",
+    ]);
+  };
+  putRows(`1 client, ${opts.puts1}`, ours.puts1, etcd?.puts1);
+  putRows(`${opts.clients} clients, ${opts.putsMany}`, ours.putsMany, etcd?.putsMany);
+  rows.push([
+    `watch ${opts.watchers}×${opts.watchPuts} events/s`,
+    fmt(ours.watch.eventsPerSec),
+    etcd ? fmt(etcd.watch.eventsPerSec) : "-",
+    ratios?.watchEventsPerSec ? fmt(ratios.watchEventsPerSec, 2) : "-",
+  ]);
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  console.log(
+    `\nstore benchmark — ${opts.valueSize}-byte values, distinct keys, etcd3 npm client over gRPC, fsync on\n`,
+  );
+  for (const [i, r] of rows.entries()) {
+    console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  "));
+    if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  }
+  console.log(
+    "\n(latency ratios: above 1 means ours is slower; throughput ratios: below 1 means ours is slower)",
+  );
+}
+
+main()
+  .then(() => {
+    cleanupSync();
+    process.exit(0);
+  })
+  .catch((err: unknown) => {
+    console.error(`store benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
+    cleanupSync();
+    process.exit(1);
+  });
