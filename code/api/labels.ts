@@ -1,5 +1,6 @@
 /**
  * Label selectors — "which objects do you mean?", asked the same way by every component.
+ * Mirrors k8s.io/apimachinery/pkg/labels (the upstream files are listed at the end of this header).
  *
  * Solves:
  * - one language for picking objects: the API server filters list and watch by `?labelSelector=`,

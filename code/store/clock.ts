@@ -1,5 +1,6 @@
 /**
  * Clock — time and timers, passed in rather than read from the wall.
+ * No upstream counterpart: etcd reads the wall clock directly (see the note at the end of this header).
  *
  * Solves:
  * - lease expiry, the watch resync loop and progress notifications all depend on time; a test that

@@ -1,5 +1,6 @@
 /**
  * Store transactions — reads at one revision, and writes that share one revision.
+ * Mirrors etcd's server/mvcc/kvstore_txn.go.
  *
  * Solves:
  * - a read must see one consistent state even if it touches many keys: a `TxnRead` fixes the

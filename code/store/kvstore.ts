@@ -1,5 +1,6 @@
 /**
  * KVStore — the multi-version key-value store: current revision, index, values, compaction.
+ * Mirrors etcd's server/mvcc/kvstore.go.
  *
  * Solves:
  * - clients need the latest value *and* consistent reads of the past ("list at revision 41") and

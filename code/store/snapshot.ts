@@ -1,6 +1,6 @@
 /**
  * Snapshotter — writes the store's state at one revision to a file, atomically, and reads the
- * newest one back on start.
+ * newest one back on start. Mirrors etcd's server/etcdserver/api/snap/snapshotter.go.
  *
  * Solves:
  * - the write-ahead log grows with every write; replaying it from the beginning on every start

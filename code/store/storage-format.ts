@@ -1,6 +1,7 @@
 /**
  * Storage format — the bytes that storage writes: one WAL record per commit, and one snapshot
  * payload holding the whole store.
+ * Mirrors etcd-io/etcd api/etcdserverpb/raft_internal.proto.
  *
  * Solves:
  * - a commit (kvstore.ts, `Commit`) must become bytes the WAL can keep and come back exactly after

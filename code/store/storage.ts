@@ -1,6 +1,7 @@
 /**
  * Storage — the write-ahead log and snapshots joined to the store: every commit is on disk before
  * anyone sees it, and a restart rebuilds the store exactly.
+ * Mirrors etcd-io/etcd server/etcdserver/storage.go.
  *
  * Solves:
  * - a write acknowledged to a client must survive `kill -9` and power loss; and nothing a client

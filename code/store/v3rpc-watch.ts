@@ -1,5 +1,6 @@
 /**
  * Watch over gRPC — one bidirectional stream per client, carrying all of its watches.
+ * Mirrors etcd-io/etcd server/etcdserver/api/v3rpc/watch.go.
  *
  * Solves:
  * - a client opens one Watch stream and, on it, creates and cancels watches and asks for

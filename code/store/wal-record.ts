@@ -1,6 +1,7 @@
 /**
  * WAL record framing — how one committed transaction is laid out as bytes in a log segment,
  * and the CRC-32C checksum that proves those bytes are the ones we wrote.
+ * Mirrors etcd-io/etcd server/wal/encoder.go.
  *
  * Solves:
  * - after a crash, recovery must tell where one record ends and the next begins, using only the

@@ -1,5 +1,6 @@
 /**
  * WAL — the write-ahead log that makes the store's writes survive a crash.
+ * Mirrors etcd-io/etcd server/wal/wal.go.
  *
  * Solves:
  * - a write acknowledged to a client must survive `kill -9` and power loss: its record is written

@@ -1,5 +1,6 @@
 /**
  * WatchableStore — the store plus its watchers.
+ * Mirrors etcd-io/etcd server/mvcc/watchable_store.go.
  *
  * Solves: a client that watches from revision R must see every change after R exactly once, in
  * order, even if R is far in the past and writes keep coming — and no watcher, however slow, may

@@ -1,5 +1,6 @@
 /**
  * WatcherGroup — a set of watchers, searchable by the key an event touches.
+ * Mirrors etcd-io/etcd server/mvcc/watcher_group.go.
  *
  * Solves:
  * - every write must find the watchers interested in each changed key quickly: watchers on one key

@@ -1,5 +1,6 @@
 /**
  * Crash writer — a process for the WAL's crash test to kill with SIGKILL in the middle of a load.
+ * No upstream counterpart (the reason is at the end of this header).
  *
  * Solves: "an acknowledged write survives kill -9" can only be tested by killing a real process;
  * a test cannot simulate what the kernel keeps and drops. This process recovers the WAL in a

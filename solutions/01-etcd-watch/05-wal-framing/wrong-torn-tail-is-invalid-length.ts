@@ -1,58 +1,18 @@
 // Mistake: a frame that runs past the end of the bytes is reported as an invalid length — damage — instead of short-payload, so recovery refuses to start after an ordinary crash instead of cutting off the torn write.
-import {
-  crc32c,
-  type DecodedFrame,
-  FRAME_ALIGNMENT,
-  FRAME_HEADER_BYTES,
-  MAX_BODY_BYTES,
-  type WALRecord,
-} from "../../../code/store/wal-record.ts";
+import { type DecodedFrame, decodeFrame as realDecode } from "../../../code/store/wal-record.ts";
 
-/** Zero bytes after the body, so that the whole frame is a multiple of 8 bytes long. */
-function padding(bodyBytes: number): number {
-  return (FRAME_ALIGNMENT - ((FRAME_HEADER_BYTES + bodyBytes) % FRAME_ALIGNMENT)) % FRAME_ALIGNMENT;
-}
-
-export function encodeFrame(record: WALRecord, previousCrc: number): { bytes: Uint8Array; crc: number } {
-  const bodyBytes = 8 + record.payload.length;
-  const pad = padding(bodyBytes);
-  const bytes = new Uint8Array(FRAME_HEADER_BYTES + bodyBytes + pad);
-  const view = new DataView(bytes.buffer);
-  view.setBigUint64(FRAME_HEADER_BYTES, BigInt(record.revision), true);
-  bytes.set(record.payload, FRAME_HEADER_BYTES + 8);
-  const crc = crc32c(bytes.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + bodyBytes), previousCrc);
-  const marker = pad === 0 ? 0n : BigInt(0x80 | pad) << 56n;
-  view.setBigUint64(0, BigInt(bodyBytes) | marker, true);
-  view.setUint32(8, crc, true);
-  return { bytes, crc };
-}
+export { encodeFrame } from "../../../code/store/wal-record.ts";
 
 export function decodeFrame(bytes: Uint8Array, offset: number, previousCrc: number): DecodedFrame {
-  const available = bytes.length - offset;
-  if (available < 8) return { ok: false, problem: { kind: "short-length", available } };
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const field = view.getBigUint64(offset, true);
-  const bodyBytes = Number(field & ((1n << 56n) - 1n));
-  const pad = padding(bodyBytes);
-  const expectedTop = pad === 0 ? 0 : 0x80 | pad;
-  if (bodyBytes < 8 || bodyBytes > MAX_BODY_BYTES || Number(field >> 56n) !== expectedTop) {
-    return { ok: false, problem: { kind: "invalid-length", detail: `length field 0x${field.toString(16)}` } };
-  }
-  const frameBytes = FRAME_HEADER_BYTES + bodyBytes + pad;
-  if (frameBytes > available) {
-    // The mistake: "a length longer than the file cannot be right" — but it is what a crash mid-write leaves.
-    return {
-      ok: false,
-      problem: { kind: "invalid-length", detail: `length ${bodyBytes} runs past the end` },
-    };
-  }
-  const storedCrc = view.getUint32(offset + 8, true);
-  const body = bytes.subarray(offset + FRAME_HEADER_BYTES, offset + FRAME_HEADER_BYTES + bodyBytes);
-  const end = offset + frameBytes;
-  const computedCrc = crc32c(body, previousCrc);
-  if (computedCrc !== storedCrc) {
-    return { ok: false, problem: { kind: "crc-mismatch", storedCrc, computedCrc, end } };
-  }
-  const revision = Number(view.getBigUint64(offset + FRAME_HEADER_BYTES, true));
-  return { ok: true, record: { revision, payload: body.slice(8) }, crc: storedCrc, end };
+  const decoded = realDecode(bytes, offset, previousCrc);
+  if (decoded.ok || decoded.problem.kind !== "short-payload") return decoded;
+  // The mistake: "a length longer than the file cannot be right" — but it is what a crash mid-write leaves.
+  const { frameBytes, available } = decoded.problem;
+  return {
+    ok: false,
+    problem: {
+      kind: "invalid-length",
+      detail: `frame of ${frameBytes} bytes runs past the end (${available} left)`,
+    },
+  };
 }
