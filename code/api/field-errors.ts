@@ -1,0 +1,115 @@
+/**
+ * Field errors — what is wrong with which field of an object, in upstream's words.
+ * Mirrors k8s.io/apimachinery/pkg/util/validation/field (the upstream files are listed at the
+ * end of this header).
+ *
+ * Solves:
+ * - validation reports every problem at once, each tied to a field path
+ *   (`spec.containers[0].image: Required value`), so `kubectl apply` shows them all;
+ * - the API server turns a list of them into one 422 `Invalid` Status whose `details.causes`
+ *   keep each error's reason, field and message apart for programs.
+ *
+ * Invariants:
+ * - `toString()` is upstream's `Error()`: `<field>: <type>[: <bad value>][: <detail>]`, where a
+ *   string bad value is quoted and Required/Forbidden/TooLong/Internal never print the value.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go (Error, ErrorType, Required, Invalid, NotSupported, Duplicate, Forbidden, TooLong, ErrorList)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/field/path.go (Path)
+ * @chapter 02-apiserver
+ */
+
+/** The `reason` a Status cause carries, and the words the message uses for it. */
+export const errorTypes = {
+  FieldValueNotFound: "Not found",
+  FieldValueRequired: "Required value",
+  FieldValueDuplicate: "Duplicate value",
+  FieldValueInvalid: "Invalid value",
+  FieldValueNotSupported: "Unsupported value",
+  FieldValueForbidden: "Forbidden",
+  FieldValueTooLong: "Too long",
+  FieldValueTooMany: "Too many",
+  InternalError: "Internal error",
+  FieldValueTypeInvalid: "Invalid value",
+} as const;
+
+export type ErrorType = keyof typeof errorTypes;
+
+export interface FieldError {
+  type: ErrorType;
+  /** The field's path, as `path.ts` would print it: `spec.containers[0].name`. */
+  field: string;
+  badValue?: unknown;
+  detail?: string;
+}
+
+/** Types whose message never shows the bad value (upstream's ErrorBody). */
+const valueHidden = new Set<ErrorType>([
+  "FieldValueRequired",
+  "FieldValueForbidden",
+  "FieldValueTooLong",
+  "InternalError",
+]);
+
+/** The message without the field: what a Status cause's `message` holds. */
+export function errorBody(e: FieldError): string {
+  let s: string = errorTypes[e.type];
+  if (!valueHidden.has(e.type) && e.badValue !== undefined) s += `: ${formatValue(e.badValue)}`;
+  if (e.detail) s += `: ${e.detail}`;
+  return s;
+}
+
+export function fieldErrorToString(e: FieldError): string {
+  return `${e.field}: ${errorBody(e)}`;
+}
+
+function formatValue(v: unknown): string {
+  if (v === null) return "null";
+  if (typeof v === "string") return JSON.stringify(v);
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return JSON.stringify(v);
+}
+
+export const required = (field: string, detail = ""): FieldError => ({
+  type: "FieldValueRequired",
+  field,
+  detail,
+});
+export const invalid = (field: string, badValue: unknown, detail = ""): FieldError => ({
+  type: "FieldValueInvalid",
+  field,
+  badValue,
+  detail,
+});
+export const forbidden = (field: string, detail: string): FieldError => ({
+  type: "FieldValueForbidden",
+  field,
+  detail,
+});
+export const duplicate = (field: string, badValue: unknown): FieldError => ({
+  type: "FieldValueDuplicate",
+  field,
+  badValue,
+});
+export const notFound = (field: string, badValue: unknown): FieldError => ({
+  type: "FieldValueNotFound",
+  field,
+  badValue,
+});
+export const tooLong = (field: string, maxLength: number): FieldError => ({
+  type: "FieldValueTooLong",
+  field,
+  detail: `must have at most ${maxLength} bytes`,
+});
+/** `supported values: "Always", "Never", "OnFailure"` — upstream quotes and lists them in the order given. */
+export const notSupported = (field: string, badValue: unknown, supported: readonly string[]): FieldError => ({
+  type: "FieldValueNotSupported",
+  field,
+  badValue,
+  detail: supported.length ? `supported values: ${supported.map((s) => JSON.stringify(s)).join(", ")}` : "",
+});
+
+/** Upstream's utilerrors aggregate: one message alone, several as `[a, b]` (duplicates dropped). */
+export function aggregateMessage(errs: readonly FieldError[]): string {
+  const messages = [...new Set(errs.map(fieldErrorToString))];
+  return messages.length === 1 ? messages[0]! : `[${messages.join(", ")}]`;
+}
