@@ -1,0 +1,223 @@
+/**
+ * The resources this API server serves — one table that routing, discovery, OpenAPI and
+ * kubectl's short names all read.
+ *
+ * Solves:
+ * - kubectl learns everything from discovery (`kubectl get po` works because `pods` lists the
+ *   short name `po`; `kubectl get all` because pods, services, deployments and replicasets are in
+ *   category `all`), so the table must say what upstream's discovery says for these resources;
+ * - the handler needs the same facts to route a URL: is the resource namespaced, which verbs
+ *   and subresources exist (a verb not listed is a 405 MethodNotAllowed).
+ *
+ * Invariants:
+ * - (group, version, resource) is unique; `kind` is the kind of the objects stored;
+ * - verbs are upstream's discovery verbs for that resource, in upstream's sorted order.
+ *
+ * @upstream kubernetes/kubernetes pkg/controlplane/instance.go (the resources each group serves)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller: verbs and short names per resource)
+ * @chapter 02-apiserver
+ */
+
+export interface SubresourceInfo {
+  /** `status`, `scale`, `binding`, `log`. */
+  name: string;
+  /** The kind a request to the subresource carries (`Scale` is group autoscaling, version v1). */
+  kind: string;
+  group?: string;
+  version?: string;
+  verbs: string[];
+}
+
+export interface ResourceInfo {
+  /** "" for the core group (served under /api/v1). */
+  group: string;
+  version: string;
+  /** Plural, lower case, as in URLs: `pods`. */
+  resource: string;
+  singularName: string;
+  kind: string;
+  namespaced: boolean;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+  subresources: SubresourceInfo[];
+}
+
+const all = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const status: SubresourceInfo = { name: "status", kind: "", verbs: ["get", "patch", "update"] };
+const withStatus = (kind: string): SubresourceInfo => ({ ...status, kind });
+const scale: SubresourceInfo = {
+  name: "scale",
+  kind: "Scale",
+  group: "autoscaling",
+  version: "v1",
+  verbs: ["get", "patch", "update"],
+};
+
+// #region resources
+export const resources: readonly ResourceInfo[] = [
+  {
+    group: "",
+    version: "v1",
+    resource: "namespaces",
+    singularName: "namespace",
+    kind: "Namespace",
+    namespaced: false,
+    verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
+    shortNames: ["ns"],
+    subresources: [withStatus("Namespace"), { name: "finalize", kind: "Namespace", verbs: ["update"] }],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "pods",
+    singularName: "pod",
+    kind: "Pod",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["po"],
+    categories: ["all"],
+    subresources: [
+      withStatus("Pod"),
+      { name: "binding", kind: "Binding", verbs: ["create"] },
+      { name: "log", kind: "Pod", verbs: ["get"] },
+    ],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "nodes",
+    singularName: "node",
+    kind: "Node",
+    namespaced: false,
+    verbs: all,
+    shortNames: ["no"],
+    subresources: [withStatus("Node")],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "events",
+    singularName: "event",
+    kind: "Event",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["ev"],
+    subresources: [],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "configmaps",
+    singularName: "configmap",
+    kind: "ConfigMap",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["cm"],
+    subresources: [],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "secrets",
+    singularName: "secret",
+    kind: "Secret",
+    namespaced: true,
+    verbs: all,
+    subresources: [],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "serviceaccounts",
+    singularName: "serviceaccount",
+    kind: "ServiceAccount",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["sa"],
+    subresources: [],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "services",
+    singularName: "service",
+    kind: "Service",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["svc"],
+    categories: ["all"],
+    subresources: [withStatus("Service")],
+  },
+  {
+    group: "",
+    version: "v1",
+    resource: "endpoints",
+    singularName: "endpoints",
+    kind: "Endpoints",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["ep"],
+    subresources: [],
+  },
+  {
+    group: "apps",
+    version: "v1",
+    resource: "replicasets",
+    singularName: "replicaset",
+    kind: "ReplicaSet",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["rs"],
+    categories: ["all"],
+    subresources: [withStatus("ReplicaSet"), scale],
+  },
+  {
+    group: "apps",
+    version: "v1",
+    resource: "deployments",
+    singularName: "deployment",
+    kind: "Deployment",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["deploy"],
+    categories: ["all"],
+    subresources: [withStatus("Deployment"), scale],
+  },
+  {
+    group: "coordination.k8s.io",
+    version: "v1",
+    resource: "leases",
+    singularName: "lease",
+    kind: "Lease",
+    namespaced: true,
+    verbs: all,
+    subresources: [],
+  },
+  {
+    group: "scheduling.k8s.io",
+    version: "v1",
+    resource: "priorityclasses",
+    singularName: "priorityclass",
+    kind: "PriorityClass",
+    namespaced: false,
+    verbs: all,
+    shortNames: ["pc"],
+    subresources: [],
+  },
+];
+// #endregion resources
+
+export function findResource(group: string, version: string, resource: string): ResourceInfo | undefined {
+  return resources.find((r) => r.group === group && r.version === version && r.resource === resource);
+}
+
+export function findKind(apiVersion: string, kind: string): ResourceInfo | undefined {
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion];
+  return resources.find((r) => r.group === group && r.version === version && r.kind === kind);
+}
+
+/** `v1` for the core group, `apps/v1` otherwise. */
+export function apiVersionOf(r: { group: string; version: string }): string {
+  return r.group ? `${r.group}/${r.version}` : r.version;
+}
