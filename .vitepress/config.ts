@@ -54,6 +54,8 @@ export default withMermaid({
     "**/node_modules/**",
   ],
   lastUpdated: false,
+  // Annotated source pages quote flag defaults such as http://localhost:2379; those are not site links.
+  ignoreDeadLinks: "localhostLinks",
   appearance: true,
   head: [["link", { rel: "icon", href: "data:," }]],
   markdown: {

@@ -6,12 +6,14 @@
  */
 import { resolve } from "node:path";
 import { type MapRow, upstreamMap } from "../scripts/headers.ts";
+import { sourceUrl } from "../scripts/source-pages.ts";
 
 const root = resolve(import.meta.dirname, "..");
 
 export default {
   watch: ["../code/**/*.ts"],
-  load(): MapRow[] {
-    return upstreamMap(root);
+  load(): (MapRow & { url?: string })[] {
+    // `url`: the file's annotated-source page, so pages link it without knowing the route scheme.
+    return upstreamMap(root).map((row) => ({ ...row, url: sourceUrl(row.file) }));
   },
 };

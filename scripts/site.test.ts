@@ -1,11 +1,19 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findSnippetRefs } from "../.vitepress/snippets.ts";
-import { root } from "./course.ts";
+import { listChapters, root } from "./course.ts";
 import { describeWithTools } from "./external-tools.ts";
 import { type BuildResult, buildSite, serveSite, siteEntries } from "./site.ts";
 
@@ -28,6 +36,61 @@ describe("the course site", () => {
     expect(entries.filter((e) => e.url.startsWith("/docs/source/")).length).toBeGreaterThan(0);
     for (const page of entries) {
       expect(() => readFileSync(join(outDir, page.html)), `${page.url} → ${page.html}`).not.toThrow();
+    }
+  });
+
+  it("has no internal link that leads nowhere", () => {
+    // Every href="/…" in every built page (sidebar, nav, prose, source-page neighbours, upstream
+    // boxes) must name a built page or asset. Checked on the HTML, so it needs no browser.
+    const htmlFiles: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const p = join(dir, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (e.name.endsWith(".html")) htmlFiles.push(p);
+      }
+    };
+    walk(outDir);
+    const broken = new Set<string>();
+    let checked = 0;
+    for (const file of htmlFiles) {
+      const html = readFileSync(file, "utf8");
+      for (const m of html.matchAll(/href="(\/[^"#?]*)/g)) {
+        const path = decodeURIComponent(m[1]);
+        checked++;
+        const candidates = [
+          join(outDir, path),
+          join(outDir, `${path}.html`),
+          join(outDir, path, "index.html"),
+        ];
+        if (!candidates.some((c) => existsSync(c) && !c.endsWith("/"))) {
+          broken.add(`${path} (on ${file.slice(outDir.length)})`);
+        }
+      }
+    }
+    console.log(`internal links: ${checked} checked in ${htmlFiles.length} pages, ${broken.size} broken`);
+    expect(checked).toBeGreaterThan(100);
+    expect([...broken]).toEqual([]);
+  });
+
+  it("opens every chapter with its at-a-glance box, a diagram and an Upstream box", () => {
+    for (const chapter of listChapters(root)) {
+      const page = readFileSync(join(root, "chapters", chapter.dir, "index.md"), "utf8");
+      const glance = /::: info Chapter \d+ at a glance\n([\s\S]*?)\n:::/.exec(page)?.[1] ?? "";
+      expect(page.indexOf("at a glance"), `${chapter.dir}: the box comes first`).toBeLessThan(200);
+      for (const item of [
+        /\*\*You will (build|learn):\*\*/,
+        /\*\*Time:\*\*/,
+        /\*\*Run:\*\*/,
+        /\*\*Exercises?:\*\*/,
+        /\*\*Status\*\*/,
+      ]) {
+        expect(glance, `${chapter.dir}: at-a-glance box lacks ${item}`).toMatch(item);
+      }
+      expect(page, `${chapter.dir}: a mermaid diagram`).toMatch(/^```mermaid$/m);
+      expect(page, `${chapter.dir}: an Upstream box from the headers`).toContain(
+        `<UpstreamBox chapter="${chapter.dir}" />`,
+      );
     }
   });
 
@@ -136,4 +199,54 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
       }
     }, 60_000);
   }
+
+  it("finds a term from each chapter with the local search", async () => {
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${base}/`, { waitUntil: "load" });
+      for (const chapter of listChapters(root)) {
+        await tab.locator(".VPNavBarSearch button").first().click();
+        const input = tab.locator(".VPLocalSearchBox input");
+        await input.waitFor({ timeout: 10_000 });
+        await input.fill(chapter.title);
+        const hit = tab.locator(`.VPLocalSearchBox a[href*="/chapters/${chapter.dir}/"]`).first();
+        await hit.waitFor({ timeout: 10_000 });
+        await tab.keyboard.press("Escape");
+      }
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("fits a phone's width and leaves screenshots of the main kinds of page", async () => {
+    const shots = join(root, ".test-results", "screenshots");
+    mkdirSync(shots, { recursive: true });
+    const chapters = listChapters(root);
+    const sample = [
+      { name: "landing", url: "/" },
+      ...chapters.map((c) => ({ name: `chapter-${c.number}`, url: `/chapters/${c.dir}/` })),
+      { name: "source-kvstore", url: "/docs/source/store/kvstore" },
+    ];
+    const overflowing: string[] = [];
+    for (const [device, viewport] of [
+      ["desktop", { width: 1440, height: 900 }],
+      ["phone", { width: 390, height: 844 }],
+    ] as const) {
+      const tab = await browser.newPage({ viewport });
+      try {
+        for (const p of sample) {
+          await tab.goto(base + p.url, { waitUntil: "load" });
+          const extra = await tab.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+          if (device === "phone" && extra > 0) overflowing.push(`${p.url}: ${extra}px wider than the screen`);
+          if (p.name === "landing" || p.name === "chapter-1" || p.name.startsWith("source")) {
+            await tab.screenshot({ path: join(shots, `${p.name}-${device}.png`) });
+          }
+        }
+      } finally {
+        await tab.close();
+      }
+    }
+    console.log(`screenshots in ${shots}`);
+    expect(overflowing).toEqual([]);
+  }, 120_000);
 });

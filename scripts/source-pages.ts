@@ -1,15 +1,25 @@
 /**
- * One site page per file of `code/`: the file whole, with its header facts and its neighbours.
+ * One site page per file of `code/`: the file whole, as annotated source — its comments as prose
+ * beside the code they explain.
  *
  * Solves: every chapter page says "see the code", and a learner who wants to read a component whole
- * needs somewhere to land. These pages are generated at build time from `code/` (VitePress dynamic
- * routes, docs/source/[dir]/[file].paths.ts), so they cannot drift and nothing generated is committed.
- * Each page names what the file is, the chapter that builds it, the upstream files that do the same
- * job, and links the files it imports and the files that import it, so a reader can walk the system.
+ * needs somewhere to land that reads like a text, the way Docco's annotated source does. These pages
+ * are generated at build time from `code/` (VitePress dynamic routes under docs/source/), so they
+ * cannot drift and nothing generated is committed. Each page names what the file is, the chapter
+ * that builds it, the upstream files that do the same job, and links the files it imports and the
+ * files that import it, so a reader can walk the system.
+ *
+ * How a file becomes a page: the file is cut into sections at every comment that stands on its own
+ * lines at the top level (a file header, a `//` paragraph between declarations, a doc comment) or
+ * is a doc comment one level in (a class member's). Each section is that comment, rendered as markdown, beside
+ * the code up to the next such comment, highlighted with line numbers that are the file's own.
+ * Comments deeper inside a function stay in the code: they explain a line, not a step.
  *
  * Invariants:
- * - a page exists for every non-test `.ts` file directly in a folder of `code/` (code/<dir>/<file>.ts);
- * - the code on a page is embedded with a snippet import, never copied.
+ * - a page exists for every non-test `.ts` file of `code/`, at any depth (code/a/b/c.ts →
+ *   /docs/source/a/b/c);
+ * - every line of the file appears on its page exactly once, in order, as prose or as numbered
+ *   code — except the `#region` markers between sections, which only serve chapter pages.
  *
  * @upstream none — course tooling (in the spirit of Docco's annotated source)
  * @chapter 00-life-of-a-pod
@@ -22,17 +32,21 @@ import { parseHeader, sourceFiles } from "./headers.ts";
 export interface SourcePage {
   /** code/store/kvstore.ts */
   file: string;
-  /** Route params: docs/source/<dir>/<name> */
-  dir: string;
-  name: string;
+  /** The path under docs/source/: ["store", "kvstore"], ["apiserver", "storage", "cacher"]. */
+  segments: string[];
   url: string;
   markdown: string;
 }
 
+/** The deepest page path the dynamic routes under docs/source/ serve (folders + file name). */
+export const maxDepth = 4;
+
 /** The site URL of a code file's page, or undefined when it has none. */
 export function sourceUrl(file: string): string | undefined {
-  const m = /^code\/([a-z0-9-]+)\/([a-z0-9.-]+)\.ts$/.exec(file);
-  return m && !file.endsWith(".test.ts") ? `/docs/source/${m[1]}/${m[2]}` : undefined;
+  const m = /^code\/((?:[a-z0-9-]+\/)+)([a-z0-9.-]+)\.ts$/.exec(file);
+  if (!m || file.endsWith(".test.ts") || file.includes("/testdata/")) return undefined;
+  const segments = [...m[1].split("/").filter(Boolean), m[2]];
+  return segments.length <= maxDepth ? `/docs/source/${segments.join("/")}` : undefined;
 }
 
 /** Relative `.ts` imports of a file, resolved to repository paths. */
@@ -51,34 +65,157 @@ function link(file: string): string {
   return url ? `[\`${file}\`](${url})` : `\`${file}\``;
 }
 
+// #region sections
+/** One step of an annotated page: the comment (markdown) and the code it introduces. */
+export interface Section {
+  prose: string[];
+  /** The file's line number of `code[0]` (1-based). */
+  codeStart: number;
+  code: string[];
+}
+
+const indentOf = (line: string) => line.length - line.trimStart().length;
+/**
+ * A section starts at a comment at the top level, or at a doc comment (`/**`) one level in — a
+ * class member's. Anything deeper, and `//` notes inside a body, explain a line and stay in the code.
+ */
+const sectionIndent = 2;
+const isRegionMarker = (line: string) => /^\s*\/\/\s*#(end)?region\b/.test(line);
+
+/** The text of a `/** … *\/` or `/* … *\/` block, without its stars. */
+function blockCommentText(lines: string[]): string[] {
+  const out = lines.map((line, i) => {
+    let s = line.trim();
+    if (i === 0) s = s.replace(/^\/\*\*?/, "");
+    if (i === lines.length - 1) s = s.replace(/\*\/$/, "");
+    // " * text" → "text", keeping any indentation after the star (nested lists, code).
+    return s.replace(/^\* ?/, "").replace(/\s+$/, "");
+  });
+  while (out.length && out[0].trim() === "") out.shift();
+  while (out.length && out[out.length - 1].trim() === "") out.pop();
+  return out;
+}
+
+/** Cut a file into sections at its top-level comments (see the header of this file). */
+export function annotate(text: string): Section[] {
+  const lines = text.replace(/\n$/, "").split("\n");
+  const sections: Section[] = [];
+  let cur: Section = { prose: [], codeStart: 1, code: [] };
+  const flush = () => {
+    while (cur.code.length && cur.code[cur.code.length - 1].trim() === "") cur.code.pop();
+    if (cur.prose.length || cur.code.length) sections.push(cur);
+    cur = { prose: [], codeStart: 1, code: [] };
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const trimmed = line.trimStart();
+    const topLevel = indentOf(line) <= sectionIndent;
+    if (topLevel && isRegionMarker(line) && cur.code.every((l) => l.trim() === "")) {
+      cur.code = [];
+      continue;
+    }
+    if (topLevel && isRegionMarker(line)) {
+      flush();
+      continue;
+    }
+    let comment: string[] | undefined;
+    if ((indentOf(line) === 0 && trimmed.startsWith("/*")) || (topLevel && trimmed.startsWith("/**"))) {
+      let end = i;
+      while (end < lines.length && !lines[end].includes("*/")) end++;
+      // A block that closes on a line with code after it (`/** x */ foo()`) is code, not prose.
+      if (end < lines.length && lines[end].trim().endsWith("*/")) {
+        comment = blockCommentText(lines.slice(i, end + 1));
+        i = end;
+      }
+    } else if (indentOf(line) === 0 && trimmed.startsWith("//") && !isRegionMarker(line)) {
+      let end = i;
+      while (end + 1 < lines.length && lines[end + 1].startsWith("//") && !isRegionMarker(lines[end + 1]))
+        end++;
+      comment = lines.slice(i, end + 1).map((l) => l.trimStart().replace(/^\/\/ ?/, ""));
+      i = end;
+    }
+    if (comment) {
+      if (cur.code.some((l) => l.trim() !== "")) flush();
+      cur.code = [];
+      if (cur.prose.length) cur.prose.push("");
+      cur.prose.push(...comment);
+      continue;
+    }
+    if (cur.code.length === 0) {
+      if (line.trim() === "") continue;
+      cur.codeStart = i + 1;
+    }
+    cur.code.push(line);
+  }
+  flush();
+  return sections;
+}
+// #endregion sections
+
+/** Prose goes into HTML: `<` outside inline code would open a tag, so it is escaped there. */
+function escapeProse(line: string): string {
+  return line
+    .split(/(`[^`]*`)/)
+    .map((part, i) => (i % 2 === 1 ? part : part.replace(/</g, "&lt;")))
+    .join("");
+}
+
+/** Header tags become links: `@upstream repo path (names)` and `@chapter dir`. */
+function proseLine(line: string, chapterLink: (dir: string) => string, upstreamLink: (l: string) => string) {
+  const tag = /^@(upstream|chapter)\s+(.*)$/.exec(line.trim());
+  if (!tag) return escapeProse(line);
+  return tag[1] === "chapter"
+    ? `- **Built in:** ${chapterLink(tag[2])}`
+    : `- **Upstream:** ${upstreamLink(tag[2])}`;
+}
+
+function fence(code: string[]): string {
+  const longest = Math.max(
+    2,
+    ...code.map((l) => (l.match(/`+/g) ?? []).reduce((m, s) => Math.max(m, s.length), 0)),
+  );
+  return "`".repeat(longest + 1);
+}
+
 export function sourcePages(base = courseRoot): SourcePage[] {
   const files = sourceFiles(base).filter((f) => sourceUrl(f));
   const chapters = listChapters(base);
   const imports = new Map(files.map((f) => [f, importsOf(base, f)]));
+  const chapterLink = (dir: string) => {
+    const c = chapters.find((ch) => ch.dir === dir);
+    return c ? `[${c.number}. ${c.title}](/chapters/${c.dir}/)` : dir;
+  };
   return files.map((file) => {
-    const header = parseHeader(readFileSync(join(base, file), "utf8"));
-    const chapter = chapters.find((c) => c.dir === header?.chapter);
+    const text = readFileSync(join(base, file), "utf8");
+    const header = parseHeader(text);
+    const upstreamLink = (raw: string) => {
+      const u = header?.upstream.find((x) => raw.includes(x.path));
+      return u
+        ? `[${u.path.replace(/^staging\/src\//, "")}](${u.url})${u.names ? ` — ${escapeProse(u.names)}` : ""}`
+        : escapeProse(raw);
+    };
     const importedBy = files.filter((f) => imports.get(f)?.includes(file));
     const lines = [
-      // The code is the page: no outline column beside it, so long lines have room.
+      // The code is the page: no outline column beside it, so prose and code have room.
       "---",
       "aside: false",
+      "pageClass: annotated-source",
       "---",
       "",
       `# ${basename(file)}`,
       "",
-      header?.summary ? `> ${header.summary}` : "",
+      header?.summary ? `> ${escapeProse(header.summary)}` : "",
       "",
       "| | |",
       "|---|---|",
       `| file | \`${file}\` |`,
-      `| built in | ${chapter ? `[${chapter.number}. ${chapter.title}](/chapters/${chapter.dir}/)` : (header?.chapter ?? "—")} |`,
+      `| built in | ${header?.chapter ? chapterLink(header.chapter) : "—"} |`,
       `| upstream | ${
         header?.upstream.length
           ? header.upstream
               .map(
                 (u) =>
-                  `[${u.path.replace(/^staging\/src\//, "")}](${u.url}) ${u.names ? `(${u.names})` : ""}`,
+                  `[${u.path.replace(/^staging\/src\//, "")}](${u.url}) ${u.names ? `(${escapeProse(u.names)})` : ""}`,
               )
               .join("<br>")
           : `none — ${header?.noUpstream ?? "not stated"}`
@@ -86,11 +223,29 @@ export function sourcePages(base = courseRoot): SourcePage[] {
       `| imports | ${(imports.get(file) ?? []).map(link).join(", ") || "—"} |`,
       `| imported by | ${importedBy.map(link).join(", ") || "—"} |`,
       "",
-      `<<< @/${file}{ts:line-numbers}`,
+      "The file's comments are on the left, the code they explain on the right (stacked on a narrow",
+      "screen); line numbers are the file's own.",
       "",
     ];
+    for (const s of annotate(text)) {
+      const f = fence(s.code);
+      lines.push(
+        '<div class="annotated-section">',
+        '<div class="annotated-prose" v-pre>',
+        "",
+        ...s.prose.map((l) => proseLine(l, chapterLink, upstreamLink)),
+        "",
+        "</div>",
+        '<div class="annotated-code">',
+        "",
+        ...(s.code.length ? [`${f}ts:line-numbers=${s.codeStart}`, ...s.code, f] : []),
+        "",
+        "</div>",
+        "</div>",
+        "",
+      );
+    }
     const url = sourceUrl(file)!;
-    const [, , , dir, name] = url.split("/");
-    return { file, dir, name, url, markdown: lines.join("\n") };
+    return { file, segments: url.split("/").slice(3), url, markdown: lines.join("\n") };
   });
 }

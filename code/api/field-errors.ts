@@ -11,7 +11,9 @@
  *
  * Invariants:
  * - `toString()` is upstream's `Error()`: `<field>: <type>[: <bad value>][: <detail>]`, where a
- *   string bad value is quoted and Required/Forbidden/TooLong/Internal never print the value.
+ *   string bad value is quoted and Required/Forbidden/TooLong/Internal never print the value;
+ * - a map or struct bad value that upstream prints with Go's `%#v`
+ *   (`map[string]string{"app":"web"}`) travels as a GoValue carrying that exact text.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go (Error, ErrorType, Required, Invalid, NotSupported, Duplicate, Forbidden, TooLong, ErrorList)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/field/path.go (Path)
@@ -64,6 +66,7 @@ export function fieldErrorToString(e: FieldError): string {
 
 function formatValue(v: unknown): string {
   if (v === null) return "null";
+  if (v instanceof GoValue) return v.text;
   if (typeof v === "string") return JSON.stringify(v);
   if (typeof v === "number" || typeof v === "boolean") return String(v);
   return JSON.stringify(v);
@@ -95,10 +98,22 @@ export const notFound = (field: string, badValue: unknown): FieldError => ({
   field,
   badValue,
 });
+/** v1.32's wording (later releases say "must have at most N bytes"); the value is never shown. */
 export const tooLong = (field: string, maxLength: number): FieldError => ({
   type: "FieldValueTooLong",
   field,
-  detail: `must have at most ${maxLength} bytes`,
+  detail: maxLength >= 0 ? `may not be more than ${maxLength} bytes` : "value is too long",
+});
+export const tooMany = (field: string, actual: number, max: number): FieldError => ({
+  type: "FieldValueTooMany",
+  field,
+  badValue: actual,
+  detail: max >= 0 ? `must have at most ${max} items` : "has too many items",
+});
+export const internalError = (field: string, detail: string): FieldError => ({
+  type: "InternalError",
+  field,
+  detail,
 });
 /** `supported values: "Always", "Never", "OnFailure"` — upstream quotes and lists them in the order given. */
 export const notSupported = (field: string, badValue: unknown, supported: readonly string[]): FieldError => ({
@@ -107,6 +122,50 @@ export const notSupported = (field: string, badValue: unknown, supported: readon
   badValue,
   detail: supported.length ? `supported values: ${supported.map((s) => JSON.stringify(s)).join(", ")}` : "",
 });
+
+// #region field-path
+/**
+ * Field paths as upstream's field.Path prints them: `spec.containers[0].ports[1].name`,
+ * `metadata.labels` and, for map keys, `data[my.key]` (the key is not quoted).
+ */
+export function childPath(parent: string, ...names: string[]): string {
+  let path = parent;
+  for (const name of names) path = path === "" ? name : `${path}.${name}`;
+  return path;
+}
+export const indexPath = (parent: string, index: number): string => `${parent}[${index}]`;
+export const keyPath = (parent: string, key: string): string => `${parent}[${key}]`;
+// #endregion field-path
+
+/**
+ * A bad value that upstream prints with Go's `%#v` (a map, a struct) or a Stringer (a time):
+ * `text` is what the message shows, `value` what a program gets. Plain values print as before:
+ * strings quoted, numbers and booleans bare, anything else as JSON.
+ */
+export class GoValue {
+  constructor(
+    readonly text: string,
+    readonly value: unknown,
+  ) {}
+  toJSON(): unknown {
+    return this.value;
+  }
+}
+
+/** Go's `%#v` of a map[string]string: `map[string]string{"app":"web", "tier":"fe"}`, keys sorted; nil as `map[string]string(nil)`. */
+export function goStringMap(map: Record<string, string> | undefined | null): GoValue {
+  if (map === undefined || map === null) return new GoValue("map[string]string(nil)", map ?? null);
+  const entries = Object.keys(map)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${JSON.stringify(map[key])}`);
+  return new GoValue(`map[string]string{${entries.join(", ")}}`, map);
+}
+
+/** Go's `%#v` of a []string: `[]string{"a", "b"}`; absent (nil) as `[]string(nil)`, empty as `[]string{}`. */
+export function goStringSlice(values: readonly string[] | undefined): GoValue {
+  if (!values) return new GoValue("[]string(nil)", null);
+  return new GoValue(`[]string{${values.map((v) => JSON.stringify(v)).join(", ")}}`, values);
+}
 
 /** Upstream's utilerrors aggregate: one message alone, several as `[a, b]` (duplicates dropped). */
 export function aggregateMessage(errs: readonly FieldError[]): string {

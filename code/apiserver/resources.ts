@@ -11,10 +11,13 @@
  *
  * Invariants:
  * - (group, version, resource) is unique; `kind` is the kind of the objects stored;
- * - verbs are upstream's discovery verbs for that resource, in upstream's sorted order.
+ * - verbs are upstream's discovery verbs for that resource, in upstream's sorted order;
+ * - subresources are the ones this server serves, a subset of upstream's (pods upstream also
+ *   has attach, exec, portforward, proxy, eviction, ephemeralcontainers; serviceaccounts has token).
  *
  * @upstream kubernetes/kubernetes pkg/controlplane/instance.go (the resources each group serves)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller: verbs and short names per resource)
+ * @upstream kubernetes/kubernetes pkg/registry/authorization/selfsubjectaccessreview/rest.go (REST: create only, nothing stored)
  * @chapter 02-apiserver
  */
 
@@ -41,6 +44,11 @@ export interface ResourceInfo {
   shortNames?: string[];
   categories?: string[];
   subresources: SubresourceInfo[];
+  /**
+   * false for a virtual resource that is computed per request and never written to storage
+   * (`selfsubjectaccessreviews`: create answers "may I?" and keeps nothing). Absent means stored.
+   */
+  stored?: false;
 }
 
 const all = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -144,7 +152,9 @@ export const resources: readonly ResourceInfo[] = [
     singularName: "service",
     kind: "Service",
     namespaced: true,
-    verbs: all,
+    // No deletecollection in v1.32 (k8s.io/api core/v1 Service: +genclient:skipVerbs=deleteCollection):
+    // deleting a service releases its cluster IP and node ports, which a collection delete skipped.
+    verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
     shortNames: ["svc"],
     categories: ["all"],
     subresources: [withStatus("Service")],
@@ -204,6 +214,17 @@ export const resources: readonly ResourceInfo[] = [
     verbs: all,
     shortNames: ["pc"],
     subresources: [],
+  },
+  {
+    group: "authorization.k8s.io",
+    version: "v1",
+    resource: "selfsubjectaccessreviews",
+    singularName: "selfsubjectaccessreview",
+    kind: "SelfSubjectAccessReview",
+    namespaced: false,
+    verbs: ["create"],
+    subresources: [],
+    stored: false,
   },
 ];
 // #endregion resources

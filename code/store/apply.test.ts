@@ -179,6 +179,24 @@ describe("txn ops", () => {
     // only the branch that runs is checked
     expect(ok(s.txn({ success: [get("a")], failure: [put("d", "1", 99)] })).succeeded).toBe(true);
   });
+
+  it("refuses a put keeping the value or lease of a key an earlier delete of the txn removes", () => {
+    // Found by differential.test.ts (seed 17): real etcd crashed on this txn (it checks only the
+    // state before the txn, then panics half-way); ours threw half-way and left its write
+    // transaction open, so every later write failed.
+    const s = store();
+    const before = s.rev();
+    const keepValue = { requestPut: { key: b("b"), ignoreValue: true } };
+    const keepLease = { requestPut: { key: b("b"), value: b("x"), ignoreLease: true } };
+    const fromA = { requestDeleteRange: { key: b("a"), rangeEnd: new Uint8Array([0]) } };
+    expect(s.txn({ success: [put("c", "1"), fromA, keepValue] })).toBe(ErrKeyNotFound);
+    expect(s.txn({ success: [fromA, { requestTxn: { success: [keepLease] } }] })).toBe(ErrKeyNotFound);
+    expect(s.rev()).toBe(before);
+    // the delete *after* the put is fine, and the store still takes writes
+    expect(ok(s.txn({ success: [keepValue, fromA] })).succeeded).toBe(true);
+    expect(s.rev()).toBe(before + 1);
+    ok(s.put(b("z"), b("1")));
+  });
 });
 
 describe("applyRange (Range request options)", () => {
@@ -214,6 +232,22 @@ describe("applyRange (Range request options)", () => {
     );
     expect(keys(limited.kvs)).toEqual(["k2"]);
     expect(limited.more).toBe(true);
+  });
+
+  it("sorting descending keeps keys that tie on the target in ascending key order, as etcd does", () => {
+    // Found by differential.test.ts (seed 3): etcd answered a/y before ab, both with value "".
+    const s = new KVStore();
+    s.put(b("k1"), b("same"));
+    s.put(b("k2"), b("z"));
+    s.put(b("k3"), b("same"));
+    const desc = ok(
+      applyRange(s.read(), { key: b("k"), rangeEnd: b("l"), sortTarget: "VALUE", sortOrder: "DESCEND" }),
+    );
+    expect(keys(desc.kvs)).toEqual(["k2", "k1", "k3"]);
+    const byVersion = ok(
+      applyRange(s.read(), { key: b("k"), rangeEnd: b("l"), sortTarget: "VERSION", sortOrder: "DESCEND" }),
+    );
+    expect(keys(byVersion.kvs)).toEqual(["k1", "k2", "k3"]);
   });
 
   it("filters by mod and create revision; count is before filtering", () => {

@@ -24,6 +24,7 @@
  */
 import { compareBytes } from "./bytes.ts";
 import { EtcdError, panic } from "./errors.ts";
+import { inRange, type KeyRange, keyRange } from "./index.ts";
 import { type KeyValue, zeroKeyValue } from "./kv.ts";
 import type { KVStore } from "./kvstore.ts";
 import { ErrCompacted, ErrFutureRev, type TxnRead, TxnWrite } from "./kvstore-txn.ts";
@@ -68,8 +69,11 @@ export function applyRange(txn: TxnRead, r: RangeRequest): RangeResponse | EtcdE
   // The store returns keys in ascending order already; any other target implies ASCEND.
   const order = sortTarget !== "KEY" && sortOrder === "NONE" ? "ASCEND" : sortOrder;
   if (order !== "NONE") {
-    kvs = [...kvs].sort(sortBy(sortTarget));
-    if (order === "DESCEND") kvs.reverse();
+    // Descending compares the other way round rather than reversing an ascending sort: keys that
+    // tie on the target stay in ascending key order, as in etcd (sort.Sort(sort.Reverse(sorter))
+    // on etcd's short results is an insertion sort, which keeps ties in the order they came).
+    const by = sortBy(sortTarget);
+    kvs = [...kvs].sort(order === "DESCEND" ? (a, b) => by(b, a) : by);
   }
   let more = false;
   if (r.limit && r.limit > 0 && kvs.length > r.limit) {
@@ -251,8 +255,15 @@ export function applyTxn(
   const txn = isWrite ? store.write() : store.read();
   const path = compareToPath(txn, rt, compare);
   // Everything that could fail is checked now, so the write below never stops half-way.
+  // The checks visit the ops in the order they will run, so a put can see the deletes before it.
+  const deletedBefore: KeyRange[] = [];
+  const checkPut = (op: RequestOp) => {
+    const d = op.requestDeleteRange;
+    if (d) deletedBefore.push(keyRange(d.key, d.rangeEnd));
+    return checkRequestPut(store, txn, op, deletedBefore);
+  };
   const checked =
-    (isWrite ? checkRequests(txn, rt, path, (op) => checkRequestPut(store, txn, op)) : undefined) ??
+    (isWrite ? checkRequests(txn, rt, path, checkPut) : undefined) ??
     checkRequests(txn, rt, path, (op) => checkRequestRange(txn, op));
   if (checked) {
     txn.end(); // nothing changed: no revision, nothing to log
@@ -307,13 +318,25 @@ function checkRequests(
   return undefined;
 }
 
-function checkRequestPut(store: KVStore, rv: TxnRead, op: RequestOp): EtcdError | undefined {
+/**
+ * A put that keeps the key's value or lease needs the key to exist when it runs — and not only
+ * before the txn: an earlier delete of the same txn may remove it. etcd checks only the state
+ * before the txn and then panics mid-txn, crashing the member (v3.5 apply.go applyTxn,
+ * "unexpected error during txn with writes"); its duplicate-key check lets this through when
+ * the delete is a from-key range (see request-checks.ts). We refuse it up front instead.
+ */
+function checkRequestPut(
+  store: KVStore,
+  rv: TxnRead,
+  op: RequestOp,
+  deletedBefore: KeyRange[] = [],
+): EtcdError | undefined {
   const p = op.requestPut;
   if (!p) return undefined;
   if (p.ignoreValue || p.ignoreLease) {
     const rr = rv.range(p.key, undefined);
     if (rr instanceof Error) return rr;
-    if (rr.kvs.length === 0) return ErrKeyNotFound;
+    if (rr.kvs.length === 0 || deletedBefore.some((d) => inRange(d, p.key))) return ErrKeyNotFound;
   }
   if (p.lease && !store.lessor?.lookup(p.lease)) return ErrLeaseNotFound;
   return undefined;

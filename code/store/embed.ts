@@ -18,6 +18,8 @@
  * Invariants:
  * - `startEtcd` either returns a member that serves on every listen URL, or an error value and
  *   nothing left listening (and the WAL closed);
+ * - a member holds its data directory's lock (data-dir-lock.ts) from before it reads the WAL
+ *   until after it closed it: a second member on the same directory refuses to start;
  * - a member whose WAL fails stops serving — it can make nothing durable any more — and says so
  *   through `failed`, as etcd exits (`lg.Fatal`) when it cannot save to its WAL;
  * - the member and cluster ids depend only on the (default) peer URL and cluster token, as in
@@ -29,6 +31,7 @@
  * @chapter 01-etcd-watch
  */
 import { join } from "node:path";
+import { acquireDataDirLock, DataDirLockError } from "./data-dir-lock.ts";
 import { EtcdServer } from "./etcd-server.ts";
 import { type Logger, nopLogger } from "./log.ts";
 import { type Cluster, formatID, singleMemberCluster, singleMemberRaftTerm } from "./membership.ts";
@@ -52,6 +55,8 @@ export interface EtcdConfig {
   maxRequestBytes?: number;
   /** How often idle progress_notify watchers hear the revision (etcd: 10 minutes). */
   progressNotifyInterval?: number;
+  /** Ours: mend etcdctl's `--cluster` `:authority` (v3rpc-server.ts); default true. */
+  mendAuthority?: boolean;
   logger?: Logger;
 }
 
@@ -128,17 +133,24 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
     fail = resolve;
   });
   const identity = { clusterId: cluster.id, memberId: self.id, raftTerm: singleMemberRaftTerm };
+  // One member per data directory (data-dir-lock.ts), taken before anything in it is read.
+  const lock = cfg.inMemory ? undefined : await acquireDataDirLock(cfg.dataDir);
+  if (lock instanceof DataDirLockError) return new EmbedError(lock.message);
   const server = cfg.inMemory
     ? new EtcdServer(identity)
     : await openServer(cfg, identity, log, (err) =>
         fail(new EmbedError(`the write-ahead log failed, so this member stopped: ${err.message}`)),
       );
-  if (server instanceof EmbedError) return server;
+  if (server instanceof EmbedError) {
+    await lock?.release();
+    return server;
+  }
   const v3rpc = new V3RPCServer(server, {
     cluster,
     maxRequestBytes: cfg.maxRequestBytes,
     logger: log,
     progressNotifyInterval: cfg.progressNotifyInterval,
+    mendAuthority: cfg.mendAuthority,
   });
 
   const clientAddresses: string[] = [];
@@ -149,6 +161,7 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
     } catch (err) {
       await v3rpc.close(0);
       await server.close();
+      await lock?.release();
       return new EmbedError(`failed to listen on ${cfg.listenClientURLs[i]}: ${(err as Error).message}`);
     }
   }
@@ -172,6 +185,7 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
       // Requests in flight finish first (their answers wait for the disk), then the WAL is closed.
       await v3rpc.close();
       await server.close();
+      await lock?.release(); // last: the WAL is closed, nothing writes to the directory any more
       log("info", "closed etcd server", { name: cfg.name });
     })();
     return closing;

@@ -85,6 +85,21 @@ describe("KeyIndex", () => {
     expect(ki.isEmpty()).toBe(true);
   });
 
+  it("compact at a revision that deleted the key and created it again keeps the new value", () => {
+    // Found by differential.test.ts (seed 91): a txn deleting from "b/y" on, then putting "d",
+    // then a compaction at that revision — the backend dropped d's value while the index kept
+    // pointing at it ("range failed to find revision pair 71.2").
+    const ki = new KeyIndex(toBytes("d"));
+    ki.put(3, 0);
+    ki.tombstone(4, 0);
+    ki.put(4, 1);
+    const avail = new RevisionSet();
+    ki.compact(4, avail);
+    expect(avail.toArray()).toEqual([revision(4, 1)]);
+    expect(ki.generations.map((g) => g.revs)).toEqual([[revision(4, 1)]]);
+    expect(ki.get(4)).toEqual({ modified: revision(4, 1), created: revision(4, 1), version: 1 });
+  });
+
   it("compact keeps versions right for later reads", () => {
     const ki = new KeyIndex(toBytes("k"));
     for (let r = 1; r <= 5; r++) ki.put(r, 0);

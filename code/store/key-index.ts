@@ -204,10 +204,16 @@ export class KeyIndex {
   private doCompact(atRev: number, available: RevisionSet): { genIdx: number; revIndex: number } {
     let genIdx = 0;
     // Skip the generations whose tombstone is older than atRev: nobody can read them any more.
-    // A tombstone exactly at atRev is kept: a read at atRev must still see "deleted here".
+    // A tombstone exactly at atRev is kept: a read at atRev must still see "deleted here" —
+    // unless the same revision created the key again (a txn deleting a range from a key, then
+    // putting the key): then the next generation holds what a read at atRev sees, and stopping
+    // here would let the backend drop the live value while the index still points at it.
+    // (etcd since v3.5.16 stops here: etcd-io/etcd issue #22376.)
     while (genIdx < this.generations.length - 1) {
       const g = this.generations[genIdx];
-      if (g.revs[g.revs.length - 1].main >= atRev) break;
+      const next = this.generations[genIdx + 1];
+      const recreatedByAtRev = next.revs.length > 0 && next.revs[0].main <= atRev;
+      if (g.revs[g.revs.length - 1].main >= atRev && !recreatedByAtRev) break;
       genIdx++;
     }
     const g = this.generations[genIdx];

@@ -18,7 +18,9 @@
  *   store starts at 1 (etcd's first write is revision 2). Write transactions start from it;
  * - `currentRev` is the published revision, which reads and watches see: equal to headRev
  *   without a commit log, at most headRev with one (the commits in between await the disk);
- * - `compactMainRev` is the last compaction revision (-1 before any); reads below it fail;
+ * - `compactMainRev` is the last published compaction revision (-1 before any); reads below it
+ *   fail. `compactHeadRev` ≥ it is the last one committed: like a write, a compaction is
+ *   published only once it is on disk, and a new one is judged against the committed one;
  * - every revision the index points at is in the backend, and the backend holds nothing newer
  *   than headRev once a write transaction has ended.
  *
@@ -106,6 +108,7 @@ export class KVStore {
   protected currentRev = 1;
   protected headRev = 1;
   protected compactMainRev = -1;
+  private compactHeadRev = -1;
   private writing = false;
   private commitLog?: CommitLog;
 
@@ -136,9 +139,14 @@ export class KVStore {
     this.commitLog = log;
   }
 
-  /** The last compaction revision; -1 if never compacted. */
+  /** The last compaction revision that reads see (published); -1 if never compacted. */
   compactRev(): number {
     return this.compactMainRev;
+  }
+
+  /** The last compaction revision committed, published or still on its way to disk. */
+  compactHead(): number {
+    return this.compactHeadRev;
   }
 
   // #region txns
@@ -220,14 +228,33 @@ export class KVStore {
    * Compacts at rev: reads and watches below rev will fail from now on. Compacting at or below
    * the last compaction, or beyond the current (published) revision, is refused — so reads at
    * the published revision never hit a compaction.
+   *
+   * With a commit log a compaction is a commit like a write: logged now, in order, and carried
+   * out only once it is durable. Carried out at once, a reader could see a revision compacted
+   * that a crash then brings back. So the answer comes in two forms: in memory, the result; with
+   * a log, a promise of it (etcd's `physical` channel, which closes once the deletes are done).
    */
-  compact(rev: number): CompactionResult | EtcdError {
-    if (rev <= this.compactMainRev) return ErrCompacted;
+  compact(rev: number): CompactionResult | Promise<CompactionResult> | EtcdError {
+    // A second compaction is judged against the first even while that one awaits the disk.
+    if (rev <= this.compactHeadRev) return ErrCompacted;
     if (rev > this.currentRev) return ErrFutureRev;
+    this.compactHeadRev = rev;
+    const log = this.commitLog;
+    if (!log) return this.runCompaction(rev);
+    return new Promise((resolve) =>
+      log.append({ type: "compaction", rev: this.headRev, compactRev: rev }, () =>
+        resolve(this.runCompaction(rev)),
+      ),
+    );
+  }
+
+  /**
+   * Publishes a compaction: reads below rev fail from here on, and the history they needed goes.
+   * Later commits may be in the index already; they are above rev, so compaction leaves them be.
+   */
+  private runCompaction(rev: number): CompactionResult {
     this.compactMainRev = rev;
-    const result = scheduleCompaction(this.index, this.backend, rev);
-    this.commitLog?.append({ type: "compaction", rev: this.headRev, compactRev: rev });
-    return result;
+    return scheduleCompaction(this.index, this.backend, rev);
   }
   // #endregion compact
 
@@ -244,6 +271,7 @@ export class KVStore {
     this.backend = new Backend();
     this.currentRev = 1;
     this.compactMainRev = compactRev;
+    this.compactHeadRev = compactRev;
     const keyToLease = new Map<string, { key: Uint8Array; lease: number }>();
 
     for (const rec of records) {
@@ -257,6 +285,9 @@ export class KVStore {
     // The newest records may all have been compacted away; the revision never goes back.
     if (this.currentRev < this.compactMainRev) this.currentRev = this.compactMainRev;
     this.headRev = this.currentRev;
+    // A snapshot saved while its compaction awaited the disk still holds the history below it;
+    // compacting again drops that and changes nothing when it was already compacted.
+    if (compactRev > 0) scheduleCompaction(this.index, this.backend, compactRev);
     for (const { key, lease } of keyToLease.values()) this.lessor?.attach(lease, key);
   }
   // #endregion restore

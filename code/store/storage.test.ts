@@ -8,6 +8,7 @@ import { FakeClock } from "./clock.ts";
 import { EtcdError } from "./errors.ts";
 import { type Answer, EtcdServer } from "./etcd-server.ts";
 import type { Event, KeyValue } from "./kv.ts";
+import { ErrCompacted } from "./kvstore.ts";
 import type { Logger } from "./log.ts";
 import type { RequestOp } from "./rpc.ts";
 import { StorageError, type StorageOptions } from "./storage.ts";
@@ -339,6 +340,45 @@ describe("storage: nobody sees a write before it is on disk", () => {
     expect(fatal.map((e) => e.reason)).toEqual(["wal: write failed"]);
     const read = await must(s.range({ key: b("k") }));
     expect([read.header.revision, toText(read.kvs[0].value)]).toEqual([2, "1"]);
+  });
+});
+
+describe("storage: a compaction is a commit too", () => {
+  it("takes effect only once it is on disk, and a snapshot taken meanwhile keeps it", async () => {
+    const dir = await tempDir();
+    const disk = gatedDisk();
+    // The compaction is the 4th record: the snapshot is encoded right after it, before its fsync.
+    const { s } = await open(dir, { fsync: disk.fsync, snapshotCount: 3 });
+    cleanups.push(async () => disk.release());
+    for (let i = 1; i <= 3; i++) await must(s.put({ key: b("k"), value: b(`${i}`) })); // revisions 2..4
+
+    disk.hold();
+    let answered = false;
+    const answer = Promise.resolve(s.compact({ revision: 4 })).then((r) => {
+      answered = true;
+      return r;
+    });
+    await until(() => disk.waiting() > 0, "the compaction to reach the fsync");
+    expect(answered).toBe(false);
+    // Not carried out yet: a crash now would undo it, so nobody may see it.
+    expect(toText((await must(s.range({ key: b("k"), revision: 2 }))).kvs[0].value)).toBe("1");
+    expect(s.kv.compactRev()).toBe(-1);
+    expect(s.kv.backend.all()).toHaveLength(3);
+    // But the next compaction is judged against it already, as etcd applies them in order.
+    expect(s.compact({ revision: 3 })).toBe(ErrCompacted);
+
+    disk.release();
+    expect((await must(answer)).header.revision).toBe(4);
+    expect(s.range({ key: b("k"), revision: 3 })).toBe(ErrCompacted);
+    expect(s.kv.compactRev()).toBe(4);
+    expect(s.kv.backend.all()).toHaveLength(1);
+    const before = await observe(s);
+    await s.close();
+
+    expect((await readdir(dir)).filter((n) => n.endsWith(".snap"))).toHaveLength(1);
+    const second = await open(dir);
+    expect(await observe(second.s)).toEqual(before);
+    expect(second.s.kv.backend.all()).toHaveLength(1); // the snapshot's history below 4 is gone
   });
 });
 

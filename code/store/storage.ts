@@ -24,6 +24,8 @@
  *    reads see it, watchers are sent its events (kvstore.ts, watchable-store.ts).
  * 5. answer — the client gets its response (etcd-server.ts waits for `sync()`).
  * A crash before step 3 loses the write — but nobody saw it: no answer, no event, no read.
+ * A compaction takes the same path: committed (the next one is judged against it), appended,
+ * and carried out — reads below it fail, its history goes — only at step 4.
  * etcd gives the same guarantee by saving raft entries to the WAL before applying them and
  * answering on apply (raft.go; for a one-member cluster since v3.5.5, `shouldWaitWALSync`).
  *
@@ -237,7 +239,9 @@ export class Storage implements CommitLog {
 export function stateOf(kv: KVStore, lessor: Lessor): StoreState {
   return {
     rev: kv.head(),
-    compactRev: kv.compactRev(),
+    // The committed compaction: a snapshot covers every record appended so far, a compaction
+    // still waiting for the disk included (restore carries it out).
+    compactRev: kv.compactHead(),
     records: kv.backend.all(),
     leases: lessor.leases().map((l) => ({ id: l.id, ttl: l.ttl })),
   };

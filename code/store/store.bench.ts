@@ -1,9 +1,13 @@
 /**
  * Store benchmark — our store against a real etcd, same machine, same run, same client code.
  *
- * Measures, over gRPC with the `etcd3` npm client, against our store (`startEtcd`, durable on a
- * temporary data dir, so every put waits for an fsync) and, when `/usr/bin/etcd` exists, a real
- * single-member etcd started here on loopback with its own temporary data dir:
+ * Measures, over gRPC with the `etcd3` npm client, against our store (the `etcd` command of
+ * code/cmd/etcd.ts, durable on a temporary data dir, so every put waits for an fsync) and, when
+ * `/usr/bin/etcd` exists, a real single-member etcd started here on loopback with its own
+ * temporary data dir. Both servers run as their own process, so neither shares its thread with
+ * the load generator (this process); `--in-process` runs ours inside this process instead
+ * (`startEtcd`), as the first version of this benchmark did — then the client's gRPC work and the
+ * server's share one JavaScript thread, which the real etcd never has to.
  * - puts/s and p50/p99 put latency with 1 and with 64 concurrent clients (256-byte values,
  *   distinct keys, fixed operation counts);
  * - watch fan-out: 100 watchers on one prefix, each receiving every event of N puts — events
@@ -11,7 +15,12 @@
  * Each figure comes with the ratio ours/etcd. `--json` prints one JSON object instead of the table.
  *
  * Flags: --puts1 N (2000), --puts64 N (10000), --clients N (64), --watchers N (100),
- * --watch-puts N (2000), --value-size N (256), --json.
+ * --watch-puts N (2000), --value-size N (256), --rounds N (3), --in-process, --json.
+ *
+ * The machine may be shared, and its load changes by the second: so both servers run side by
+ * side and the measurements alternate between them — each measurement is split into `rounds`
+ * parts, and each round runs its part on both servers, ours first in odd rounds and etcd first in
+ * even ones. The figures add the rounds up; the per-round ratios show how much the load moved.
  *
  * @upstream none — benchmark (etcd's own is tools/benchmark)
  * @chapter 01-etcd-watch
@@ -21,6 +30,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Etcd3 } from "etcd3";
 import { type Etcd, startEtcd } from "./embed.ts";
 
@@ -44,8 +54,10 @@ const opts = {
   watchers: flag("watchers", 100),
   watchPuts: flag("watch-puts", 2000),
   valueSize: flag("value-size", 256),
+  rounds: flag("rounds", 3),
 };
 const json = process.argv.includes("--json");
+const inProcess = process.argv.includes("--in-process");
 
 /** Progress goes to stderr, so `--json` leaves stdout with exactly one JSON object. */
 function progress(line: string): void {
@@ -84,7 +96,49 @@ interface Target {
   close(): Promise<void>;
 }
 
+const etcdCommand = fileURLToPath(new URL("../cmd/etcd.ts", import.meta.url));
+
+/** Our `etcd` command in a child process (node with tsx as a loader), on a free port. */
 async function startOurs(): Promise<Target> {
+  if (inProcess) return startOursInProcess();
+  const dataDir = tempDir("ours");
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      etcdCommand,
+      `--data-dir=${dataDir}`,
+      "--listen-client-urls=http://127.0.0.1:0",
+      "--advertise-client-urls=http://127.0.0.1:0",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  children.push(child);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let stderr = "";
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4000);
+      const bound = /"address":"([^"]+)"/.exec(stderr);
+      if (bound) resolve(bound[1]);
+    });
+    child.once("exit", () => reject(new Error(`our etcd exited before serving: ${stderr}`)));
+  });
+  return {
+    name: "ours",
+    endpoint: address,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      }
+    },
+  };
+}
+
+async function startOursInProcess(): Promise<Target> {
   const dataDir = tempDir("ours");
   const started = await startEtcd({
     name: "bench",
@@ -175,6 +229,8 @@ async function startRealEtcd(): Promise<Target> {
 // ---- the measurements ----
 
 interface PutResult {
+  /** Every latency measured, in ms (merged over the rounds; not printed). */
+  latencies: number[];
   clients: number;
   puts: number;
   seconds: number;
@@ -209,6 +265,7 @@ async function benchPuts(target: Target, clients: number, total: number, run: st
     const seconds = (performance.now() - start) / 1000;
     latencies.sort((a, b) => a - b);
     return {
+      latencies,
       clients,
       puts: total,
       seconds,
@@ -230,10 +287,10 @@ interface WatchResult {
 }
 
 /** `watchers` watches on one prefix; time from the first put until every watcher saw every put. */
-async function benchWatch(target: Target): Promise<WatchResult> {
-  const { watchers: count, watchPuts: puts } = opts;
+async function benchWatch(target: Target, puts: number, run: string): Promise<WatchResult> {
+  const { watchers: count } = opts;
   const value = Buffer.alloc(opts.valueSize, "w");
-  const prefix = "bench/watch/";
+  const prefix = `bench/watch/${run}/`;
   const watchClient = new Etcd3({ hosts: target.endpoint });
   const putClients = Array.from({ length: 16 }, () => new Etcd3({ hosts: target.endpoint }));
   const expected = count * puts;
@@ -284,23 +341,75 @@ interface TargetResult {
   watch: WatchResult;
 }
 
-async function benchTarget(target: Target): Promise<TargetResult> {
-  progress(`${target.name}: ${opts.puts1} puts, 1 client`);
-  const puts1 = await benchPuts(target, 1, opts.puts1, "c1");
-  progress(`${target.name}: ${opts.putsMany} puts, ${opts.clients} clients`);
-  const putsMany = await benchPuts(target, opts.clients, opts.putsMany, `c${opts.clients}`);
-  progress(`${target.name}: watch fan-out, ${opts.watchers} watchers × ${opts.watchPuts} puts`);
-  const watch = await benchWatch(target);
-  return { puts1, putsMany, watch };
+/** Adds up the rounds of one put measurement. */
+function mergePuts(parts: PutResult[]): PutResult {
+  const latencies = parts.flatMap((p) => p.latencies).sort((a, b) => a - b);
+  const puts = parts.reduce((n, p) => n + p.puts, 0);
+  const seconds = parts.reduce((n, p) => n + p.seconds, 0);
+  return {
+    latencies,
+    clients: parts[0].clients,
+    puts,
+    seconds,
+    putsPerSec: puts / seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
 }
 
-async function runOn(start: () => Promise<Target>): Promise<TargetResult> {
-  const target = await start();
-  try {
-    return await benchTarget(target);
-  } finally {
-    await target.close();
+function mergeWatch(parts: WatchResult[]): WatchResult {
+  const events = parts.reduce((n, p) => n + p.events, 0);
+  const seconds = parts.reduce((n, p) => n + p.seconds, 0);
+  const puts = parts.reduce((n, p) => n + p.puts, 0);
+  return { watchers: parts[0].watchers, puts, events, seconds, eventsPerSec: events / seconds };
+}
+
+type Measure = "puts1" | "putsMany" | "watch";
+
+/** One round's part of one measurement on one target; returns its throughput too. */
+async function measure(target: Target, what: Measure, round: number): Promise<PutResult | WatchResult> {
+  const part = (total: number) => Math.max(1, Math.round(total / opts.rounds));
+  const run = `r${round}`;
+  if (what === "puts1") return benchPuts(target, 1, part(opts.puts1), `c1-${run}`);
+  if (what === "putsMany")
+    return benchPuts(target, opts.clients, part(opts.putsMany), `c${opts.clients}-${run}`);
+  return benchWatch(target, part(opts.watchPuts), run);
+}
+
+function rate(r: PutResult | WatchResult): number {
+  return "putsPerSec" in r ? r.putsPerSec : r.eventsPerSec;
+}
+
+/** Runs every measurement on every target, alternating as the header describes. */
+async function benchAll(
+  targets: Target[],
+): Promise<{ results: TargetResult[]; roundRatios: Record<Measure, number[]> }> {
+  const parts = targets.map(() => ({
+    puts1: [] as PutResult[],
+    putsMany: [] as PutResult[],
+    watch: [] as WatchResult[],
+  }));
+  const roundRatios: Record<Measure, number[]> = { puts1: [], putsMany: [], watch: [] };
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const what of ["puts1", "putsMany", "watch"] as const) {
+      const order = round % 2 === 1 ? targets.map((_, i) => i) : targets.map((_, i) => i).reverse();
+      const rates: number[] = [];
+      for (const i of order) {
+        progress(`round ${round}/${opts.rounds}: ${targets[i].name}: ${what}`);
+        const r = await measure(targets[i], what, round);
+        if (what === "watch") parts[i].watch.push(r as WatchResult);
+        else parts[i][what].push(r as PutResult);
+        rates[i] = rate(r);
+      }
+      if (targets.length === 2) roundRatios[what].push(rates[0] / rates[1]);
+    }
   }
+  const results = parts.map((p) => ({
+    puts1: mergePuts(p.puts1),
+    putsMany: mergePuts(p.putsMany),
+    watch: mergeWatch(p.watch),
+  }));
+  return { results, roundRatios };
 }
 
 // ---- report ----
@@ -311,16 +420,27 @@ function fmt(n: number, digits = 0): string {
 
 async function main(): Promise<void> {
   const haveEtcd = existsSync(etcdBinary);
-  progress(`starting our store (durable, temp data dir)`);
-  const ours = await runOn(startOurs);
-  let etcd: TargetResult | undefined;
-  if (haveEtcd) {
-    progress(`starting real etcd (${etcdBinary}, temp data dir)`);
-    etcd = await runOn(startRealEtcd);
-  } else {
-    console.error("real etcd not found (install: sudo apt-get install -y etcd-server) — ours only");
+  progress(`starting our store (durable, temp data dir, ${inProcess ? "in this process" : "own process"})`);
+  const targets = [await startOurs()];
+  try {
+    if (haveEtcd) {
+      progress(`starting real etcd (${etcdBinary}, temp data dir)`);
+      targets.push(await startRealEtcd());
+    } else {
+      console.error("real etcd not found (install: sudo apt-get install -y etcd-server) — ours only");
+    }
+    const { results, roundRatios } = await benchAll(targets);
+    report(results[0], results[1], roundRatios);
+  } finally {
+    for (const t of targets) await t.close();
   }
+}
 
+function report(
+  ours: TargetResult,
+  etcd: TargetResult | undefined,
+  roundRatios: Record<Measure, number[]>,
+): void {
   const ratio = (a: number, b: number | undefined) => (b ? a / b : undefined);
   const ratios = etcd && {
     puts1PerSec: ratio(ours.puts1.putsPerSec, etcd.puts1.putsPerSec),
@@ -329,7 +449,20 @@ async function main(): Promise<void> {
   };
 
   if (json) {
-    console.log(JSON.stringify({ options: opts, ours, etcd: etcd ?? null, ratios: ratios ?? null }));
+    const strip = (r: TargetResult) => ({
+      ...r,
+      puts1: { ...r.puts1, latencies: undefined },
+      putsMany: { ...r.putsMany, latencies: undefined },
+    });
+    console.log(
+      JSON.stringify({
+        options: { ...opts, inProcess },
+        ours: strip(ours),
+        etcd: etcd ? strip(etcd) : null,
+        ratios: ratios ?? null,
+        roundRatios: etcd ? roundRatios : null,
+      }),
+    );
     return;
   }
 
@@ -364,7 +497,7 @@ async function main(): Promise<void> {
   ]);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(
-    `\nstore benchmark — ${opts.valueSize}-byte values, distinct keys, etcd3 npm client over gRPC, fsync on\n`,
+    `\nstore benchmark — ${opts.valueSize}-byte values, distinct keys, etcd3 npm client over gRPC, fsync on, ours ${inProcess ? "in the client's process" : "in its own process"}\n`,
   );
   for (const [i, r] of rows.entries()) {
     console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  "));
@@ -373,6 +506,13 @@ async function main(): Promise<void> {
   console.log(
     "\n(latency ratios: above 1 means ours is slower; throughput ratios: below 1 means ours is slower)",
   );
+  if (etcd) {
+    const list = (xs: number[]) => xs.map((x) => fmt(x, 2)).join(", ");
+    console.log(
+      `throughput ratio in each round — 1 client: ${list(roundRatios.puts1)}; ${opts.clients} clients: ` +
+        `${list(roundRatios.putsMany)}; watch: ${list(roundRatios.watch)}`,
+    );
+  }
 }
 
 main()

@@ -359,3 +359,25 @@ describe("bad input never crashes the server", () => {
     expect((await unaryCall(kvClient, "range", { key: key("x") })).kvs).toEqual([]);
   });
 });
+
+describe("without the :authority mending (mendAuthority: false)", () => {
+  it("serves on gRPC's own listener; a client with a host:port authority works as before", async () => {
+    const plain = await startEtcd({
+      name: "plain",
+      dataDir: "",
+      inMemory: true,
+      listenClientURLs: ["http://127.0.0.1:0"],
+      advertiseClientURLs: ["http://127.0.0.1:0"],
+      mendAuthority: false,
+    });
+    if (plain instanceof Error) throw plain;
+    const client = new Etcd3({ hosts: plain.clientAddresses[0] });
+    try {
+      await client.put("plain/a").value("1");
+      expect(await client.get("plain/a").string()).toBe("1");
+    } finally {
+      client.close();
+      await plain.close();
+    }
+  });
+});

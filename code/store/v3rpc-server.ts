@@ -25,8 +25,8 @@
  * request plus a small header); we measure the request as it arrived. etcd also installs
  * interceptors for auth, metrics, logging and request tracing. And Go's HTTP/2 accepts what
  * Node's refuses: etcdctl 3.4's `endpoint status --cluster` dials each advertised URL with the
- * whole URL (`http://127.0.0.1:2379`) as the HTTP/2 `:authority`, which Node resets as a
- * protocol error — use `--endpoints` instead.
+ * whole URL (`http://127.0.0.1:2379`) as the HTTP/2 `:authority`, which Node's nghttp2 resets as
+ * a protocol error; so our listener mends that header on the way in (h2-authority.ts).
  *
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/grpc.go (Server)
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/lease.go (LeaseServer, leaseKeepAlive)
@@ -34,12 +34,14 @@
  * @upstream etcd-io/etcd server/embed/config.go (DefaultMaxRequestBytes)
  * @chapter 01-etcd-watch
  */
+import { type AddressInfo, createServer, type Server } from "node:net";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { isTxnReadonly } from "./apply.ts";
 import { EtcdError } from "./errors.ts";
 import type { EtcdServer } from "./etcd-server.ts";
+import { mendingConnection } from "./h2-authority.ts";
 import { type Logger, nopLogger } from "./log.ts";
 import type { Cluster } from "./membership.ts";
 import type {
@@ -56,7 +58,7 @@ import type {
 } from "./rpc.ts";
 import { maintenanceService, memberListService } from "./v3rpc-maintenance.ts";
 import { internalError, togRPCError, unary } from "./v3rpc-util.ts";
-import { serveWatch } from "./v3rpc-watch.ts";
+import { serveWatch, watchResponseEncoder } from "./v3rpc-watch.ts";
 
 /** etcd's default `--max-request-bytes`: 1.5 MiB. */
 export const defaultMaxRequestBytes = 1.5 * 1024 * 1024;
@@ -73,6 +75,11 @@ export interface V3RPCServerOptions {
   logger?: Logger;
   /** How often watchers with progress_notify hear the revision when idle (etcd: 10 minutes). */
   progressNotifyInterval?: number;
+  /**
+   * Mend the `:authority` etcdctl's `--cluster` sends (h2-authority.ts); default true. It costs
+   * CPU: every byte then passes through JavaScript on its way to and from Node's HTTP/2.
+   */
+  mendAuthority?: boolean;
 }
 
 // #region protos
@@ -98,9 +105,11 @@ type EtcdService = "KV" | "Watch" | "Lease" | "Cluster" | "Maintenance";
 function loadServices(): Record<EtcdService, grpc.ServiceDefinition> {
   const pkg = protoLoader.loadSync("etcdserverpb/rpc.proto", loaderOptions);
   const service = (name: EtcdService) => withWireSizes(pkg[`etcdserverpb.${name}`] as grpc.ServiceDefinition);
+  const watch = service("Watch");
   return {
     KV: service("KV"),
-    Watch: service("Watch"),
+    // Watch responses get their own encoder: it encodes each event once for all its watchers.
+    Watch: { ...watch, Watch: { ...watch.Watch, responseSerialize: watchResponseEncoder(protoDir) } },
     Lease: service("Lease"),
     Cluster: service("Cluster"),
     Maintenance: service("Maintenance"),
@@ -137,6 +146,9 @@ export class V3RPCServer {
   private readonly log: Logger;
   /** Ends each open stream; see the invariants. */
   private readonly openStreams = new Set<() => void>();
+  /** Our TCP listeners, and the way their connections get to gRPC (see listen). */
+  private readonly listeners: Server[] = [];
+  private injector?: grpc.ConnectionInjector;
 
   constructor(
     readonly etcd: EtcdServer,
@@ -156,17 +168,41 @@ export class V3RPCServer {
     this.grpcServer.addService(services.Maintenance, maintenanceService(etcd, opts.cluster, this.log));
   }
 
-  /** Starts serving on `host:port` (port 0 picks a free one); resolves to the port bound. */
+  // #region listen
+  /**
+   * Starts serving on `host:port` (port 0 picks a free one); resolves to the port bound. We accept
+   * the connections ourselves and hand each to gRPC through an AuthorityMender (h2-authority.ts),
+   * so that etcdctl's `endpoint status --cluster` is not reset by Node's HTTP/2 layer.
+   */
   listen(hostPort: string): Promise<number> {
+    if (this.opts.mendAuthority === false) {
+      return new Promise((resolve, reject) => {
+        this.grpcServer.bindAsync(hostPort, grpc.ServerCredentials.createInsecure(), (err, port) =>
+          err ? reject(err) : resolve(port),
+        );
+      });
+    }
+    const colon = hostPort.lastIndexOf(":");
+    const host = hostPort.slice(0, colon).replace(/^\[(.*)\]$/, "$1");
+    const port = Number(hostPort.slice(colon + 1));
+    this.injector ??= this.grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+    const injector = this.injector;
+    const listener = createServer((socket) => injector.injectConnection(mendingConnection(socket)));
+    this.listeners.push(listener);
     return new Promise((resolve, reject) => {
-      this.grpcServer.bindAsync(hostPort, grpc.ServerCredentials.createInsecure(), (err, port) =>
-        err ? reject(err) : resolve(port),
-      );
+      listener.once("error", reject);
+      listener.listen(port, host, () => {
+        listener.off("error", reject);
+        resolve((listener.address() as AddressInfo).port);
+      });
     });
   }
+  // #endregion listen
 
   /** Ends open streams, lets unary calls in flight finish (up to `graceMs`), then stops. */
   async close(graceMs = 1000): Promise<void> {
+    // No new connections; those open are gRPC's to shut down.
+    for (const listener of this.listeners.splice(0)) listener.close();
     for (const end of [...this.openStreams]) end();
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {

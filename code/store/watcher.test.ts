@@ -133,16 +133,24 @@ describe("WatchStream: what each watch receives", () => {
     ]);
   });
 
-  it("a compaction cancel response says canceled with the compact revision, and forgets the watch", () => {
+  it("a compaction cancel says canceled with the compact revision; the id stays taken until the client cancels", () => {
+    // Found by differential.test.ts (seed 9): etcd refused a new watch asking for the id of a
+    // watch compaction had cancelled ("duplicate watch ID"); ours accepted it.
     const { store, stream } = setup();
     store.put(b("k"), b("1"));
     store.put(b("k"), b("2"));
     ok(store.compact(3));
-    const id = ok(stream.watch({ key: b("k"), startRevision: 2 }));
+    const id = ok(stream.watch({ key: b("k"), startRevision: 2, watchId: 7 }));
     store.syncWatchers();
     const r = stream.drain().at(-1)!;
     expect(r).toMatchObject({ watchId: id, canceled: true, compactRevision: 3 });
+    expect(stream.watch({ key: b("k"), watchId: 7 })).toBe(ErrWatcherDuplicateID);
+    expect(stream.drain()).toMatchObject([{ watchId: -1, created: true, canceled: true }]);
+    // The client's cancel is answered, and frees the id.
+    expect(stream.cancel(id)).toBeUndefined();
+    expect(stream.drain()).toMatchObject([{ watchId: 7, canceled: true, compactRevision: 0 }]);
     expect(stream.cancel(id)).toBe(ErrWatcherNotExist);
+    expect(ok(stream.watch({ key: b("k"), watchId: 7 }))).toBe(7);
   });
 });
 

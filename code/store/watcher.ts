@@ -219,7 +219,9 @@ export class WatchStream implements WatchSink {
       events: r.events,
     };
     if (r.events.length > 0 && this.progress.has(r.watchId)) this.progress.set(r.watchId, false);
-    if (compacted) this.forget(r.watchId);
+    // A watch cancelled by compaction keeps its id until the client cancels it, as in etcd (whose
+    // sendLoop does not call Cancel): the id is not handed out or accepted again, and the
+    // client's cancel is answered with `canceled`.
     this.push(response, true);
     return true;
   }

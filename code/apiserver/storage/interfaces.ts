@@ -68,6 +68,11 @@ export interface WatchOptions {
   recursive: boolean;
   /** Send BOOKMARK events (objects of the right kind carrying only a resourceVersion). */
   allowWatchBookmarks?: boolean;
+  /**
+   * When the server will end this watch (epoch ms; from `timeoutSeconds`). The watch cache sends
+   * a last BOOKMARK 2 s before it, so the client can resume from there.
+   */
+  deadline?: number;
 }
 
 export interface StorageWatchEvent {

@@ -1,5 +1,7 @@
 /**
- * The dynamic route behind /docs/source/<dir>/<file>: one page per file of code/ (see scripts/source-pages.ts).
+ * The dynamic route behind /docs/source/dir/file: annotated-source pages for files whose path
+ * below code/ has 2 parts (see scripts/source-pages.ts; one route file per depth, as VitePress routes match
+ * whole path segments).
  *
  * @upstream none — course tooling (a VitePress dynamic route)
  * @chapter 00-life-of-a-pod
@@ -9,6 +11,8 @@ import { sourcePages } from "../../../scripts/source-pages.ts";
 export default {
   watch: ["../../../code/**/*.ts"],
   paths() {
-    return sourcePages().map((p) => ({ params: { dir: p.dir, file: p.name }, content: p.markdown }));
+    return sourcePages()
+      .filter((p) => p.segments.length === 2)
+      .map(({ segments: s, markdown }) => ({ params: { dir: s[0], file: s[1] }, content: markdown }));
   },
 };

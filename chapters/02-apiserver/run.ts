@@ -1,0 +1,673 @@
+/**
+ * Chapter 2's demo — the API server at work, over real HTTP: how a pod reaches its kubelet (a
+ * watch, filtered by spec.nodeName), resourceVersion as etcd's revision, optimistic concurrency,
+ * patches, paged lists pinned to one revision, 410 Expired, and server-side printing.
+ *
+ * Solves: a learner who has read how the API server works should *see* each promise kept —
+ * - a created object gets defaults, a uid and a resourceVersion, which is its key's mod_revision
+ *   in etcd;
+ * - the kubelet's watch (`fieldSelector=spec.nodeName=node-1`) is one chunked HTTP response of
+ *   JSON lines; it says nothing while the pod is unscheduled and ADDED the moment the binding is
+ *   written — an etcd update that entered the watcher's selection;
+ * - an update with a stale resourceVersion is 409 Conflict; reading again and retrying wins;
+ * - a strategic merge patch merges a pod's containers by name, a JSON merge patch replaces them;
+ * - a paged list reads every page at the first page's revision; after compaction its continue
+ *   token, and an exact list at an old revision, are 410 Expired;
+ * - a watch from a resourceVersion older than the watch cache's window is an ERROR event
+ *   carrying 410 Expired;
+ * - `kubectl get` asks for a Table and the server prints the columns.
+ *
+ * Everything runs in this process: chapter 1's etcd, served over its gRPC API on a loopback port,
+ * and the API server (code/apiserver/server.ts, `startAPIServer`) talking to it as
+ * `kube-apiserver --etcd-servers` would. The demo talks to the API server only over HTTP, as a
+ * kubelet or kubectl does; it reads etcd directly only to show what is stored there, and to
+ * compact it as `etcdctl compact` would. Then it writes a kubeconfig and keeps serving for
+ * kubectl until Ctrl-C.
+ *
+ * Usage: npm run chapter -- 2 [--once] [--port N]
+ *   --once     exit after the tour instead of serving (also: CHAPTER_ONCE=1); tests use it
+ *   --port N   serve the API on 127.0.0.1:N (default: a free port)
+ *
+ * @upstream none — course demo
+ * @chapter 02-apiserver
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type APIServer, startAPIServer } from "../../code/apiserver/server.ts";
+import { toBytes, toText } from "../../code/store/bytes.ts";
+import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed.ts";
+import { EtcdError } from "../../code/store/errors.ts";
+
+const color = process.stdout.isTTY && !process.env.NO_COLOR;
+const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+const bold = (s: string) => paint(1, s);
+const dim = (s: string) => paint(2, s);
+const green = (s: string) => paint(32, s);
+const yellow = (s: string) => paint(33, s);
+const red = (s: string) => paint(31, s);
+const cyan = (s: string) => paint(36, s);
+
+const args = process.argv.slice(2);
+const once = args.includes("--once") || process.env.CHAPTER_ONCE === "1";
+const port = portFlag(args);
+
+function portFlag(argv: string[]): number {
+  const i = argv.findIndex((a) => a === "--port" || a.startsWith("--port="));
+  if (i < 0) return 0;
+  const raw = argv[i].includes("=") ? argv[i].split("=")[1] : argv[i + 1];
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    console.error(`--port: "${raw}" is not a port number (0–65535)`);
+    process.exit(2);
+  }
+  return n;
+}
+
+// ─── printing ────────────────────────────────────────────────────────────────────────────────
+
+let stepNo = 0;
+function step(title: string): void {
+  stepNo++;
+  console.log(`\n${bold(`${stepNo}. ${title}`)}`);
+}
+
+const say = (s: string) => console.log(`   ${s}`);
+const note = (s: string) => console.log(dim(`   ${s}`));
+
+/** A long line cut to fit a terminal, the cut marked. */
+function cut(s: string, n = 150): string {
+  return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
+}
+
+// ─── HTTP: what a kubelet or kubectl sends ───────────────────────────────────────────────────
+
+interface Obj {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    continue?: string;
+    remainingItemCount?: number;
+    deletionTimestamp?: string;
+    deletionGracePeriodSeconds?: number;
+    labels?: Record<string, string>;
+  };
+  // biome-ignore lint/suspicious/noExplicitAny: the demo reads whatever fields it prints
+  [field: string]: any;
+}
+
+interface Reply {
+  code: number;
+  body: Obj;
+  headers: IncomingMessage["headers"];
+}
+
+let api = "";
+
+/** One request, the whole answer read; the body parsed as JSON. */
+function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpRequest(
+      `${api}${path}`,
+      {
+        method,
+        headers: {
+          Accept: "application/json",
+          ...(data
+            ? { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(data)) }
+            : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => {
+          text += d;
+        });
+        res.on("end", () => {
+          try {
+            resolve({ code: res.statusCode ?? 0, body: JSON.parse(text), headers: res.headers });
+          } catch {
+            reject(new Error(`${method} ${path}: ${res.statusCode}, not JSON: ${cut(text, 200)}`));
+          }
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(data);
+  });
+}
+
+/** A request that must succeed: its object, or the Status it got, thrown. */
+async function must(method: string, path: string, body?: unknown, headers?: Record<string, string>) {
+  const r = await call(method, path, body, headers);
+  if (r.code >= 300) throw new Error(`${method} ${path} → ${r.code} ${r.body.reason}: ${r.body.message}`);
+  return r.body;
+}
+
+/** "409 Conflict: <message>" — how a Status is shown. */
+function statusLine(r: Reply): string {
+  return `${r.code} ${r.body.reason}: ${r.body.message}`;
+}
+
+/**
+ * An open watch: one HTTP response that does not end; each line of its body is one event.
+ * `next` waits (bounded) for the next line, `quiet` checks that none arrives for a while.
+ */
+class WatchStream {
+  private lines: string[] = [];
+  private partial = "";
+  private wake?: () => void;
+  ended = false;
+
+  static open(path: string): Promise<{ res: IncomingMessage; stream: WatchStream; close: () => void }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest(`${api}${path}`, { headers: { Accept: "application/json" } }, (res) => {
+        const stream = new WatchStream();
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => stream.push(d));
+        res.on("end", () => {
+          stream.ended = true;
+          stream.wake?.();
+        });
+        res.on("error", () => {});
+        resolve({ res, stream, close: () => req.destroy() });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  private push(chunk: string): void {
+    const parts = (this.partial + chunk).split("\n");
+    this.partial = parts.pop() ?? "";
+    this.lines.push(...parts.filter((l) => l !== ""));
+    this.wake?.();
+  }
+
+  /** The next raw line, or undefined if none arrives within `ms`. */
+  async next(ms = 3000): Promise<string | undefined> {
+    const deadline = Date.now() + ms;
+    while (this.lines.length === 0 && !this.ended && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, deadline - Date.now());
+        this.wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+    return this.lines.shift();
+  }
+
+  /** Nothing arrived in `ms`? */
+  async quiet(ms: number): Promise<boolean> {
+    return (await this.next(ms)) === undefined;
+  }
+}
+
+/** `ADDED pod demo/web rv=12 nodeName=node-1` — the parts of an event the demo talks about. */
+function eventLine(line: string): string {
+  const ev = JSON.parse(line) as { type: string; object: Obj };
+  const o = ev.object;
+  const colorOf = ev.type === "DELETED" || ev.type === "ERROR" ? red : ev.type === "ADDED" ? green : yellow;
+  if (ev.type === "ERROR") return `${colorOf("ERROR")}    ${o.code} ${o.reason}: ${o.message}`;
+  const extra = [
+    o.spec?.nodeName !== undefined ? `nodeName=${o.spec.nodeName || '""'}` : "",
+    o.metadata.deletionTimestamp
+      ? `deletionTimestamp set, grace ${o.metadata.deletionGracePeriodSeconds}s`
+      : "",
+  ].filter(Boolean);
+  const kind = (o.kind ?? "").toLowerCase();
+  return `${colorOf(ev.type.padEnd(8))} ${kind} ${o.metadata.namespace}/${o.metadata.name} rv=${o.metadata.resourceVersion} ${dim(extra.join(", "))}`;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ─── the demo ────────────────────────────────────────────────────────────────────────────────
+
+const ns = "demo";
+const podsURL = `/api/v1/namespaces/${ns}/pods`;
+
+function podManifest(name: string, containers = [{ name: "app", image: "nginx:1.27" }]): Obj {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, labels: { app: name } },
+    spec: { containers },
+  };
+}
+
+async function main(): Promise<void> {
+  console.log(bold("The API server — chapter 2's REST server over chapter 1's etcd, over real HTTP"));
+
+  step("Start etcd and the API server");
+  const etcd = await startEtcd({
+    name: "default",
+    dataDir: "",
+    inMemory: true,
+    listenClientURLs: ["http://127.0.0.1:0"],
+    advertiseClientURLs: ["http://127.0.0.1:0"],
+  });
+  if (etcd instanceof EmbedError) throw new Error(`etcd did not start: ${etcd.message}`);
+  const etcdURL = `http://${etcd.clientAddresses[0]}`;
+  say(`etcd (chapter 1's store) serving gRPC on ${cyan(etcdURL)}, in memory`);
+  let logRequests = false;
+  const server = await startAPIServer({
+    etcdServers: [etcdURL],
+    insecurePort: port,
+    log: (line) => {
+      if (logRequests) console.log(dim(line));
+    },
+  });
+  api = server.url;
+  say(`API server: ${cyan(server.url)}  ${dim(`(as kube-apiserver --etcd-servers=${etcdURL})`)}`);
+  const version = await must("GET", "/version");
+  say(`GET /version → gitVersion ${version.gitVersion} ${dim("(kubectl picks its binary by this minor)")}`);
+
+  try {
+    await createAndStore(etcd);
+    await kubeletWatch(etcd);
+    await conflict();
+    await patches();
+    await lists(etcd);
+    await watchTooOld();
+    await table();
+  } catch (e) {
+    await server.close();
+    await etcd.close();
+    throw e;
+  }
+
+  const kubeconfig = await writeKubeconfig(server);
+  await tryKubectl(kubeconfig);
+  if (once) {
+    await server.close();
+    await etcd.close();
+    return;
+  }
+  say(bold("Serving until Ctrl-C; every request is logged below, as kube-apiserver -v=3 logs it."));
+  logRequests = true;
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve());
+    process.once("SIGTERM", () => resolve());
+  });
+  await server.close();
+  await etcd.close();
+  console.log("\nstopped.");
+}
+
+async function createAndStore(etcd: Etcd): Promise<void> {
+  step("Create a namespace and a pod: defaults, uid, and resourceVersion = etcd's mod_revision");
+  const nsObj = await must("POST", "/api/v1/namespaces", {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name: ns },
+  });
+  say(`POST /api/v1/namespaces → 201, namespace ${ns} rv=${nsObj.metadata.resourceVersion}`);
+  const pod = await must("POST", podsURL, podManifest("web"));
+  say(
+    `POST ${podsURL} → 201, pod web uid=${pod.metadata.uid?.slice(0, 8)}… rv=${pod.metadata.resourceVersion}`,
+  );
+  note(
+    `defaults the client did not send: restartPolicy=${pod.spec.restartPolicy}, ` +
+      `terminationGracePeriodSeconds=${pod.spec.terminationGracePeriodSeconds}, ` +
+      `schedulerName=${pod.spec.schedulerName}, phase=${pod.status?.phase}, qosClass=${pod.status?.qosClass}`,
+  );
+  const key = `/registry/pods/${ns}/web`;
+  const stored = await etcd.server.range({ key: toBytes(key) });
+  if (stored instanceof EtcdError) throw new Error(stored.message);
+  const kv = stored.kvs[0];
+  const value = JSON.parse(toText(kv.value)) as Obj;
+  say(
+    `etcd: ${key} mod_revision=${kv.modRevision} ${kv.modRevision === Number(pod.metadata.resourceVersion) ? green("= the pod's resourceVersion") : red("≠ the pod's resourceVersion")}`,
+  );
+  note(
+    `the stored JSON has no resourceVersion (${value.metadata.resourceVersion === undefined ? "absent" : "present!"}): it is filled in from mod_revision on every read`,
+  );
+}
+
+async function kubeletWatch(etcd: Etcd): Promise<void> {
+  step("The kubelet's watch: how a pod reaches its node");
+  // Exactly the kubelet's request: all namespaces, only pods bound to this node.
+  const path = "/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3Dnode-1&allowWatchBookmarks=true";
+  const list = await must("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1");
+  say(
+    `kubelet: GET /api/v1/pods?fieldSelector=spec.nodeName=node-1 → ${list.items.length} pods, rv=${list.metadata.resourceVersion}`,
+  );
+  const kubelet = await WatchStream.open(`${path}&resourceVersion=${list.metadata.resourceVersion}`);
+  say(`kubelet: GET ${cut(path, 100)}&resourceVersion=${list.metadata.resourceVersion}`);
+  say(
+    `  → ${kubelet.res.statusCode}, Content-Type: ${kubelet.res.headers["content-type"]}, ` +
+      `Transfer-Encoding: ${cyan(String(kubelet.res.headers["transfer-encoding"]))} ${dim("(headers sent at once; the body never ends)")}`,
+  );
+  const all = await WatchStream.open(`/api/v1/namespaces/${ns}/pods?watch=true&resourceVersion=0`);
+  say(`a second watch, on every pod in ${ns}, from resourceVersion=0 (what the scheduler's informer sees)`);
+
+  const scheduler = await all.stream.next();
+  say(
+    `← everything watch: ${scheduler ? eventLine(scheduler) : red("nothing")} ${dim("(rv=0: first the current state, as ADDED)")}`,
+  );
+  say(
+    `← kubelet watch:    ${(await kubelet.stream.quiet(500)) ? dim("nothing for 500 ms — the pod web is not on node-1 (nodeName is empty)") : red("an event?!")}`,
+  );
+
+  const bound = await call("POST", `${podsURL}/web/binding`, {
+    apiVersion: "v1",
+    kind: "Binding",
+    metadata: { name: "web" },
+    target: { apiVersion: "v1", kind: "Node", name: "node-1" },
+  });
+  say(`scheduler: POST ${podsURL}/web/binding {target: node-1} → ${bound.code} ${bound.body.status}`);
+  const line = await kubelet.stream.next();
+  if (!line) throw new Error("the kubelet's watch received nothing after the binding");
+  say(`← kubelet watch:    ${eventLine(line)}`);
+  say(`   the raw chunk, one JSON line: ${dim(cut(line, 110))}`);
+  const allBound = await all.stream.next();
+  say(`← everything watch: ${allBound ? eventLine(allBound) : red("nothing")}`);
+  note("for etcd this was an update; the kubelet's selector did not match the old pod and matches the");
+  note("new one, so the watch turns the change into ADDED — the pod has just appeared on node-1");
+
+  const rv = Number(JSON.parse(line).object.metadata.resourceVersion);
+  const stored = await etcd.server.range({ key: toBytes(`/registry/pods/${ns}/web`) });
+  if (!(stored instanceof EtcdError)) {
+    note(
+      `the event's resourceVersion ${rv} is the binding's etcd revision (mod_revision ${stored.kvs[0].modRevision})`,
+    );
+  }
+
+  const del = await call("DELETE", `${podsURL}/web`);
+  say(
+    `kubectl delete pod web: DELETE ${podsURL}/web → ${del.code} (the pod is on a node: a graceful delete)`,
+  );
+  const marked = await kubelet.stream.next();
+  say(`← kubelet watch:    ${marked ? eventLine(marked) : red("nothing")}`);
+  const gone = await call("DELETE", `${podsURL}/web`, {
+    apiVersion: "v1",
+    kind: "DeleteOptions",
+    gracePeriodSeconds: 0,
+  });
+  say(`kubelet, containers stopped: DELETE …/web {gracePeriodSeconds: 0} → ${gone.code}`);
+  const deleted = await kubelet.stream.next();
+  say(`← kubelet watch:    ${deleted ? eventLine(deleted) : red("nothing")}`);
+  kubelet.close();
+  all.close();
+  note("no polling and no callback into the kubelet: the kubelet holds one request open, and the API");
+  note("server writes an event into it whenever a write changes what that request selects");
+}
+
+async function conflict(): Promise<void> {
+  step("Optimistic concurrency: a stale resourceVersion is 409 Conflict");
+  await must("POST", podsURL, podManifest("db", [{ name: "app", image: "postgres:17" }]));
+  const read = await must("GET", `${podsURL}/db`);
+  const rv = read.metadata.resourceVersion;
+  say(`two clients GET pod db, both at rv=${rv}`);
+  const a = structuredClone(read);
+  a.metadata.labels = { ...a.metadata.labels, tier: "backend" };
+  const first = await call("PUT", `${podsURL}/db`, a);
+  say(
+    `client A: PUT db (rv=${rv}, +label tier) → ${green(String(first.code))}, rv=${first.body.metadata?.resourceVersion}`,
+  );
+  const b = structuredClone(read);
+  b.metadata.labels = { ...b.metadata.labels, owner: "team-b" };
+  const second = await call("PUT", `${podsURL}/db`, b);
+  say(`client B: PUT db (rv=${rv}, +label owner) → ${red(statusLine(second))}`);
+  const again = await must("GET", `${podsURL}/db`);
+  again.metadata.labels = { ...again.metadata.labels, owner: "team-b" };
+  const retried = await call("PUT", `${podsURL}/db`, again);
+  say(
+    `client B, retry: GET (rv=${again.metadata.resourceVersion}), relabel, PUT → ${green(String(retried.code))}, ` +
+      `labels ${JSON.stringify(retried.body.metadata?.labels)}`,
+  );
+  note("neither change was lost: B's first write was refused rather than silently overwriting A's");
+}
+
+async function patches(): Promise<void> {
+  step("Patches: a strategic merge patch merges containers by name; a merge patch replaces the list");
+  const two = [
+    { name: "app", image: "nginx:1.27" },
+    { name: "sidecar", image: "busybox:1.36" },
+  ];
+  await must("POST", podsURL, podManifest("api", two));
+  say(`pod api: containers ${two.map((c) => `${c.name}=${c.image}`).join(", ")}`);
+  const patch = { spec: { containers: [{ name: "app", image: "nginx:1.28" }] } };
+  say(`patch: ${JSON.stringify(patch)}`);
+  const smp = await call("PATCH", `${podsURL}/api`, patch, {
+    "Content-Type": "application/strategic-merge-patch+json",
+  });
+  const images = (o: Obj) => (o.spec?.containers ?? []).map((c: Obj) => `${c.name}=${c.image}`).join(", ");
+  say(`as application/strategic-merge-patch+json → ${smp.code}: ${green(images(smp.body))}`);
+  const merge = await call("PATCH", `${podsURL}/api`, patch, {
+    "Content-Type": "application/merge-patch+json",
+  });
+  say(
+    `as application/merge-patch+json → ${merge.code >= 300 ? red(cut(statusLine(merge), 110)) : yellow(images(merge.body))}`,
+  );
+  note("the merge patch replaced the whole list (dropping sidecar), which a pod's spec does not allow;");
+  note("containers' patchMergeKey is name, so the strategic patch changed only the container app");
+}
+
+async function lists(etcd: Etcd): Promise<void> {
+  step("Lists: limit and continue pin one revision; compaction expires them (410)");
+  for (const name of ["cache", "queue"]) await must("POST", podsURL, podManifest(name));
+  const page1 = await must("GET", `${podsURL}?limit=2`);
+  const token = page1.metadata.continue as string;
+  say(
+    `GET ${podsURL}?limit=2 → ${page1.items.map((p: Obj) => p.metadata.name).join(", ")}; ` +
+      `rv=${page1.metadata.resourceVersion}, remainingItemCount=${page1.metadata.remainingItemCount}`,
+  );
+  say(`  continue token decodes to ${cyan(Buffer.from(token, "base64url").toString())}`);
+  const late = await must("POST", podsURL, podManifest("aaa-late"));
+  say(`a pod created between pages: aaa-late, rv=${late.metadata.resourceVersion}`);
+  const page2 = await must("GET", `${podsURL}?limit=1&continue=${token}`);
+  const keep = page2.metadata.continue as string;
+  say(
+    `GET …?limit=1&continue=… → ${page2.items.map((p: Obj) => p.metadata.name).join(", ")}; ` +
+      `rv=${page2.metadata.resourceVersion} ${dim("(the first page's revision: aaa-late is not in this list)")}`,
+  );
+  const rv0 = await must("GET", `${podsURL}?resourceVersion=0`);
+  say(
+    `GET ${podsURL}?resourceVersion=0 → ${rv0.items.length} pods at rv=${rv0.metadata.resourceVersion} ` +
+      dim("(any recent state: answered from the watch cache's memory)"),
+  );
+
+  const pinned = page1.metadata.resourceVersion;
+  const compactTo = Number(late.metadata.resourceVersion);
+  const compacted = await etcd.server.compact({ revision: compactTo });
+  if (compacted instanceof EtcdError) throw new Error(compacted.message);
+  say(
+    `etcd compact ${compactTo} ${dim("(what kube-apiserver's compactor does every 5 minutes; here at once, as etcdctl compact)")}`,
+  );
+  const exact = await call("GET", `${podsURL}?resourceVersion=${pinned}&resourceVersionMatch=Exact`);
+  say(`GET …?resourceVersion=${pinned}&resourceVersionMatch=Exact → ${red(statusLine(exact))}`);
+  if (keep) {
+    const page3 = await call("GET", `${podsURL}?limit=1&continue=${keep}`);
+    say(`GET …?limit=1&continue=<page 2's token, rv ${pinned}> → ${red(cut(statusLine(page3), 120))}`);
+    const fresh = page3.body.metadata?.continue;
+    if (fresh) {
+      say(
+        `  the 410 carries a fresh token: ${cyan(Buffer.from(fresh, "base64url").toString())} ${dim("(rv -1: at the newest revision)")}`,
+      );
+    }
+  } else {
+    note("page 2 was the last page: no token left to show the compacted continue");
+  }
+}
+
+async function watchTooOld(): Promise<void> {
+  step("Watch from a resourceVersion the watch cache no longer holds: 410 in the stream");
+  const cm = await must("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "counter" },
+    data: { n: "0" },
+  });
+  const from = cm.metadata.resourceVersion;
+  const writes = 120;
+  for (let i = 1; i <= writes; i++) {
+    await must(
+      "PATCH",
+      `/api/v1/namespaces/${ns}/configmaps/counter`,
+      { data: { n: String(i) } },
+      {
+        "Content-Type": "application/merge-patch+json",
+      },
+    );
+  }
+  say(
+    `configmap counter created at rv=${from}, then ${writes} updates ${dim("(the watch cache keeps the last 100 events of a resource)")}`,
+  );
+
+  const recent = await must("GET", `/api/v1/namespaces/${ns}/configmaps/counter`);
+  const recentRV = Number(recent.metadata.resourceVersion) - 1;
+  const ok = await WatchStream.open(
+    `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${recentRV}`,
+  );
+  const replayed = await ok.stream.next();
+  say(
+    `watch from rv=${recentRV} → ${replayed ? eventLine(replayed) : red("nothing")} ${dim("(replayed from the ring)")}`,
+  );
+  ok.close();
+
+  const old = await WatchStream.open(
+    `/api/v1/namespaces/${ns}/configmaps?watch=true&resourceVersion=${from}`,
+  );
+  say(`watch from rv=${from} → HTTP ${old.res.statusCode}, then:`);
+  const err = await old.stream.next();
+  say(`  ${err ? eventLine(err) : red("nothing")}`);
+  await sleep(50);
+  say(`  and the response ends ${old.stream.ended ? green("(end of stream)") : yellow("(still open)")}`);
+  old.close();
+  note("a reflector that gets this lists again (a fresh resourceVersion) and watches from there");
+}
+
+async function table(): Promise<void> {
+  step("Server-side printing: what kubectl get asks for");
+  const accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+  const t = await must("GET", `${podsURL}?limit=500`, undefined, { Accept: accept });
+  say(`GET ${podsURL}?limit=500, Accept: ${accept}`);
+  say(`  → kind ${t.kind}, columns: ${t.columnDefinitions.map((c: Obj) => c.name).join(" ")}`);
+  const widths = t.columnDefinitions
+    .slice(0, 5)
+    .map((c: Obj, i: number) =>
+      Math.max(c.name.length, ...t.rows.map((r: Obj) => String(r.cells[i]).length)),
+    );
+  say(
+    `  ${t.columnDefinitions
+      .slice(0, 5)
+      .map((c: Obj, i: number) => c.name.toUpperCase().padEnd(widths[i]))
+      .join("   ")}`,
+  );
+  for (const r of t.rows) {
+    say(
+      `  ${r.cells
+        .slice(0, 5)
+        .map((c: unknown, i: number) => String(c).padEnd(widths[i]))
+        .join("   ")}`,
+    );
+  }
+  note("kubectl prints these cells as they come: it knows no pod columns of its own");
+}
+
+async function writeKubeconfig(server: APIServer): Promise<string> {
+  step("Now with the real kubectl");
+  const dir = await mkdtemp(join(tmpdir(), "ch2-"));
+  const path = join(dir, "kubeconfig");
+  await writeFile(
+    path,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: course",
+      "  cluster:",
+      `    server: ${server.url}`,
+      "contexts:",
+      "- name: course",
+      "  context:",
+      "    cluster: course",
+      "    user: course",
+      `    namespace: ${ns}`,
+      "current-context: course",
+      "users:",
+      "- name: course",
+      "  user: {}",
+      "",
+    ].join("\n"),
+  );
+  say(`kubeconfig written to ${cyan(path)}`);
+  const k = `kubectl --kubeconfig ${path}`;
+  const commands = [
+    `${k} get pods -o wide`,
+    `${k} get pods -w                                     # a watch; leave it running`,
+    `${k} run web2 --image=nginx                           # in another terminal: the watch prints it`,
+    `${k} get pods --field-selector spec.nodeName=node-1 -w   # the kubelet's view`,
+    `${k} label pod db tier=frontend --overwrite --resource-version=1   # 409 Conflict`,
+    `${k} get --raw '/api/v1/namespaces/${ns}/pods?limit=1'`,
+    `${k} api-resources`,
+    `${k} explain pod.spec.containers`,
+    `${k} apply --server-side -f my-pod.yaml`,
+  ];
+  for (const c of commands) say(cyan(c));
+  return path;
+}
+
+async function tryKubectl(kubeconfig: string): Promise<void> {
+  let out: string;
+  try {
+    out = await run("kubectl", ["--kubeconfig", kubeconfig, "get", "pods"]);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+      note("kubectl is not installed (optional: https://kubernetes.io/docs/tasks/tools/)");
+    } else {
+      say(yellow(`kubectl get pods failed: ${(e as Error).message}`));
+    }
+    return;
+  }
+  say(`${dim("$")} kubectl get pods`);
+  for (const line of out.split("\n").filter((l) => l !== "")) say(`  ${line}`);
+}
+
+/** Runs a command to completion without blocking this process (our server answers it). */
+function run(command: string, argv: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, argv, { env: process.env });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => child.kill(), 30_000);
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(out);
+      else reject(new Error(`${command} exited ${code}: ${cut(err.trim(), 200)}`));
+    });
+  });
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(red(`\nthe demo failed: ${err instanceof Error ? err.message : String(err)}`));
+    process.exit(1);
+  },
+);

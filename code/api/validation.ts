@@ -1,0 +1,143 @@
+/**
+ * Validation by kind — the one entry point the API server's registry calls: "is this object
+ * (or this change to it) acceptable?", answered with every problem at once.
+ * Mirrors the per-resource strategies' Validate / ValidateUpdate calls into
+ * pkg/apis/<group>/validation (the upstream files are listed at the end of this header).
+ *
+ * Solves:
+ * - the registry is generic over resources; this file maps (apiVersion, kind) to the kind's
+ *   rules so that a strategy need not know them;
+ * - create, update and status-update are different questions: a pod may not change its spec
+ *   on update, and the kubelet's status write must not be judged by the spec rules.
+ *
+ * Invariants:
+ * - an unknown kind yields no errors (nothing to check), never an exception;
+ * - every function runs on a defaulted object (defaults.ts) and never modifies it.
+ *
+ * The per-kind functions live in object-meta-validation.ts, pod-validation.ts,
+ * pod-update-validation.ts,
+ * core-validation.ts, apps-validation.ts, coordination-validation.ts and
+ * scheduling-validation.ts, and are re-exported here.
+ *
+ * @upstream kubernetes/kubernetes pkg/registry/core/pod/strategy.go (podStrategy.Validate, ValidateUpdate; podStatusStrategy.ValidateUpdate)
+ * @upstream kubernetes/kubernetes pkg/registry/apps/deployment/strategy.go (deploymentStrategy.Validate, ValidateUpdate)
+ * @upstream kubernetes/kubernetes pkg/apis/core/validation/validation.go (the Validate* functions each strategy calls)
+ * @chapter 02-apiserver
+ */
+
+import {
+  validateDeployment,
+  validateDeploymentStatusUpdate,
+  validateDeploymentUpdate,
+  validateReplicaSet,
+  validateReplicaSetStatusUpdate,
+  validateReplicaSetUpdate,
+  validateScale,
+} from "./apps-validation.ts";
+import { validateLease, validateLeaseUpdate } from "./coordination-validation.ts";
+import {
+  validateConfigMap,
+  validateConfigMapUpdate,
+  validateEndpoints,
+  validateEndpointsUpdate,
+  validateEvent,
+  validateEventUpdate,
+  validateNamespace,
+  validateNamespaceStatusUpdate,
+  validateNamespaceUpdate,
+  validateNode,
+  validateNodeUpdate,
+  validateSecret,
+  validateSecretUpdate,
+  validateService,
+  validateServiceAccount,
+  validateServiceAccountUpdate,
+  validateServiceUpdate,
+} from "./core-validation.ts";
+import type { FieldError } from "./field-errors.ts";
+import type { KubeObject } from "./meta.ts";
+import { validateObjectMetaUpdate } from "./object-meta-validation.ts";
+import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "./pod-update-validation.ts";
+import { validatePod } from "./pod-validation.ts";
+import { validatePriorityClass, validatePriorityClassUpdate } from "./scheduling-validation.ts";
+
+export * from "./apps-validation.ts";
+export * from "./coordination-validation.ts";
+export * from "./core-validation.ts";
+export * from "./object-meta-validation.ts";
+export * from "./pod-update-validation.ts";
+export * from "./pod-validation.ts";
+export * from "./scheduling-validation.ts";
+
+type Validate = (object: KubeObject) => FieldError[];
+type ValidateUpdate = (object: KubeObject, old: KubeObject) => FieldError[];
+
+interface KindRules {
+  create: Validate;
+  update: ValidateUpdate;
+  /** The status subresource's rules; absent means "metadata rules only". */
+  status?: ValidateUpdate;
+}
+
+// #region kind-rules
+const rules: Record<string, KindRules> = {
+  "v1/Namespace": {
+    create: validateNamespace,
+    update: validateNamespaceUpdate,
+    status: validateNamespaceStatusUpdate,
+  },
+  "v1/Pod": { create: validatePod, update: validatePodUpdate, status: validatePodStatusUpdate },
+  "v1/Binding": { create: validatePodBinding, update: (o) => validatePodBinding(o) },
+  // A node's status is validated by the same rules as its spec (upstream: ValidateNodeUpdate for both).
+  "v1/Node": { create: validateNode, update: validateNodeUpdate, status: validateNodeUpdate },
+  "v1/Event": { create: validateEvent, update: validateEventUpdate },
+  "v1/ConfigMap": { create: validateConfigMap, update: validateConfigMapUpdate },
+  "v1/Secret": { create: validateSecret, update: validateSecretUpdate },
+  "v1/ServiceAccount": { create: validateServiceAccount, update: validateServiceAccountUpdate },
+  "v1/Service": { create: validateService, update: validateServiceUpdate },
+  "v1/Endpoints": { create: validateEndpoints, update: validateEndpointsUpdate },
+  "apps/v1/ReplicaSet": {
+    create: validateReplicaSet,
+    update: validateReplicaSetUpdate,
+    status: validateReplicaSetStatusUpdate,
+  },
+  "apps/v1/Deployment": {
+    create: validateDeployment,
+    update: validateDeploymentUpdate,
+    status: validateDeploymentStatusUpdate,
+  },
+  "autoscaling/v1/Scale": { create: validateScale, update: (o) => validateScale(o) },
+  "coordination.k8s.io/v1/Lease": { create: validateLease, update: validateLeaseUpdate },
+  "scheduling.k8s.io/v1/PriorityClass": {
+    create: validatePriorityClass,
+    update: validatePriorityClassUpdate,
+  },
+};
+
+function rulesFor(object: KubeObject): KindRules | undefined {
+  return rules[`${object.apiVersion}/${object.kind}`];
+}
+
+/** Validate on create: the kind's rules for a new (defaulted) object. */
+export function validateObject(object: KubeObject): FieldError[] {
+  return rulesFor(object)?.create(object) ?? [];
+}
+
+/** Validate on update: the kind's rules for the new object, plus what may not change since `old`. */
+export function validateObjectUpdate(object: KubeObject, old: KubeObject): FieldError[] {
+  return rulesFor(object)?.update(object, old) ?? [];
+}
+
+/**
+ * Validate a write to the `status` subresource (the strategy has already put the old spec
+ * back). Kinds without status rules get the metadata update rules only, as upstream's
+ * ValidateServiceStatusUpdate and friends do (load-balancer status is not validated here).
+ */
+export function validateObjectStatusUpdate(object: KubeObject, old: KubeObject): FieldError[] {
+  const kindRules = rulesFor(object);
+  if (!kindRules) return [];
+  return kindRules.status
+    ? kindRules.status(object, old)
+    : validateObjectMetaUpdate(object.metadata, old.metadata);
+}
+// #endregion kind-rules

@@ -1,0 +1,82 @@
+// The API server benchmark in a tiny size: it runs end to end, prints its table, SLO verdicts and
+// watch check, and `--json` prints one JSON object whose figures are consistent with the sizes asked.
+// Timing is not checked here (performance is measured by `npm run bench -- apiserver`, never in tests).
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const bench = join(root, "code", "apiserver", "apiserver.bench.ts");
+const tiny = [
+  "--quick",
+  "--no-etcd",
+  ...["--pods", "12", "--namespaces", "2", "--creates1", "3", "--clients", "4"],
+  ...["--lists", "2", "--gets", "3", "--watchers", "3", "--churn", "8", "--writers", "2"],
+];
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [join(root, "node_modules", "tsx", "dist", "cli.mjs"), bench, ...args],
+      {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("apiserver.bench.ts in quick mode", () => {
+  it("prints its figures, the cacher ratios and the SLO verdicts, and --json one object", async () => {
+    const [text, json] = await Promise.all([run(tiny), run([...tiny, "--json"])]);
+
+    expect(text.stderr).toContain("… cache: opening 3 watches");
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("12 pods in 2 namespaces, 3 watchers × 8 writes");
+    expect(text.stdout).toMatch(/create, 1 client, 3 pods: pods\/s\s+[\d,]+\s+[\d,]+/);
+    expect(text.stdout).toMatch(/list all 12 pods, RV=0: p50 \/ p99 ms\s+[\d.,]+ \/ [\d.,]+/);
+    expect(text.stdout).toContain("what the watch cache buys");
+    expect(text.stdout).toMatch(/namespace list p99 ≤ 5 s\s+(PASS|FAIL) \(\d+ ms\)/);
+    expect(text.stdout).toContain("every watcher received every event, once");
+
+    expect(json.code, json.stderr).toBe(0);
+    const out = JSON.parse(json.stdout) as {
+      options: { pods: number; watchers: number; churn: number };
+      results: Record<
+        string,
+        {
+          creates: { one: { count: number }; many: { count: number } };
+          lists: Record<string, { count: number; p50Ms: number; p99Ms: number }>;
+          watch: {
+            expected: number;
+            delivered: number;
+            lost: number;
+            duplicates: number;
+            endedEarly: number;
+          };
+        }
+      >;
+      slo: { target: string; pass: boolean; p99Ms: number }[];
+    };
+    expect(out.options).toMatchObject({ pods: 12, watchers: 3, churn: 8 });
+    expect(Object.keys(out.results).sort()).toEqual(["cache", "no-cache"]);
+    for (const r of Object.values(out.results)) {
+      expect(r.creates.one.count + r.creates.many.count).toBe(12);
+      expect(r.lists.clusterCache.count).toBe(2);
+      expect(r.lists.clusterCache.p99Ms).toBeGreaterThanOrEqual(r.lists.clusterCache.p50Ms);
+      expect(r.watch).toMatchObject({ expected: 24, delivered: 24, lost: 0, duplicates: 0, endedEarly: 0 });
+    }
+    expect(out.slo).toHaveLength(8);
+  }, 120_000);
+});

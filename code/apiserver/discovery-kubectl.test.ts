@@ -1,0 +1,292 @@
+/**
+ * The real kubectl against serveDiscovery and decodeProtobuf, through a capture server that
+ * stands in for the rest of the API server: it records every request, decodes create bodies
+ * and echoes them back with a resourceVersion.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeWithTools } from "../../scripts/external-tools.ts";
+import type { KubeObject } from "../api/meta.ts";
+import { serveDiscovery } from "./discovery.ts";
+import { isStatusError } from "./errors.ts";
+import { openAPIDocument } from "./openapi.ts";
+import { contentTypeProtobuf, decodeProtobuf } from "./protobuf/decode.ts";
+
+interface Captured {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  contentType?: string;
+  accept?: string;
+  object?: KubeObject;
+  raw: string;
+}
+
+const testdata = join(dirname(fileURLToPath(import.meta.url)), "protobuf", "testdata");
+
+describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decoding", ["kubectl"], (tools) => {
+  let server: Server;
+  let dir: string;
+  let captured: Captured[] = [];
+  const stored = new Map<string, KubeObject>();
+  let allowed = true;
+  /** When on, the OpenAPI documents omit `fieldValidation`, so kubectl validates on the client. */
+  let hideFieldValidation = false;
+
+  function body(req: IncomingMessage): Promise<Buffer> {
+    return new Promise((resolve) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => resolve(Buffer.concat(chunks)));
+    });
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "kubectl-discovery-"));
+    server = createServer(async (req, res) => {
+      const url = new URL(req.url ?? "/", "http://x");
+      const bytes = await body(req);
+      const c: Captured = {
+        method: req.method ?? "",
+        path: url.pathname,
+        query: url.searchParams,
+        contentType: req.headers["content-type"],
+        accept: req.headers.accept,
+        raw: bytes.toString("latin1"),
+      };
+      captured.push(c);
+      const json = (code: number, obj: unknown) => {
+        res.writeHead(code, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(obj));
+      };
+      const gv = /^\/openapi\/v3\/(api\/v1|apis\/([^/]+)\/([^/]+))$/.exec(url.pathname);
+      if (hideFieldValidation && gv) {
+        const doc = openAPIDocument(gv[2] ?? "", gv[3] ?? "v1");
+        const text = JSON.stringify(doc).replaceAll(
+          '"name":"fieldValidation"',
+          '"name":"notFieldValidation"',
+        );
+        res.writeHead(200, { "Content-Type": "application/json" });
+        res.end(text);
+        return;
+      }
+      if (serveDiscovery(req, res)) return;
+      try {
+        if (c.method === "POST") {
+          c.object = c.contentType?.startsWith(contentTypeProtobuf)
+            ? decodeProtobuf(new Uint8Array(bytes))
+            : (JSON.parse(bytes.toString("utf8")) as KubeObject);
+          const obj = structuredClone(c.object);
+          obj.metadata = { ...obj.metadata, resourceVersion: "7", uid: "u-1" };
+          if (obj.kind === "SelfSubjectAccessReview") {
+            obj.status = { allowed };
+          } else {
+            stored.set(`${url.pathname}/${obj.metadata.name}`, obj);
+          }
+          return json(201, obj);
+        }
+        const hit = stored.get(url.pathname);
+        if (hit && (c.method === "GET" || c.method === "PATCH")) return json(200, hit);
+        json(404, {
+          kind: "Status",
+          apiVersion: "v1",
+          metadata: {},
+          status: "Failure",
+          reason: "NotFound",
+          code: 404,
+        });
+      } catch (e) {
+        if (isStatusError(e)) return json(e.code, e.status);
+        json(500, { kind: "Status", apiVersion: "v1", status: "Failure", message: String(e), code: 500 });
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    await writeFile(
+      join(dir, "kubeconfig"),
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        `clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}"}}]`,
+        "users: [{name: u, user: {}}]",
+        "contexts: [{name: c, context: {cluster: c, user: u, namespace: default}}]",
+        "current-context: c",
+      ].join("\n"),
+    );
+  });
+
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  let cacheN = 0;
+  /** Runs kubectl with a fresh discovery cache, so every run really asks the server. */
+  function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const cache = join(dir, `cache-${++cacheN}`);
+    const argv = ["--kubeconfig", join(dir, "kubeconfig"), "--cache-dir", cache, ...args];
+    return new Promise((resolve) => {
+      execFile(tools.kubectl.path ?? "kubectl", argv, { timeout: 20_000 }, (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      });
+    });
+  }
+
+  it("lists our groups and resources (api-versions, api-resources from aggregated discovery)", async () => {
+    captured = [];
+    const versions = await kubectl("api-versions");
+    expect(versions.stdout.trim().split("\n")).toEqual([
+      "apps/v1",
+      "authorization.k8s.io/v1",
+      "coordination.k8s.io/v1",
+      "scheduling.k8s.io/v1",
+      "v1",
+    ]);
+    const discovery = captured.filter((c) => c.path === "/api" || c.path === "/apis");
+    expect(discovery.map((c) => c.accept)).toEqual([
+      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+    ]);
+    // Aggregated discovery answered everything: no request per group version followed.
+    expect(captured.some((c) => c.path === "/api/v1" || c.path.startsWith("/apis/apps"))).toBe(false);
+
+    const res = await kubectl("api-resources", "--no-headers");
+    const rows = res.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/));
+    expect(res.stderr).toBe("");
+    expect(rows).toContainEqual(["pods", "po", "v1", "true", "Pod"]);
+    expect(rows).toContainEqual(["deployments", "deploy", "apps/v1", "true", "Deployment"]);
+    expect(rows).toContainEqual([
+      "selfsubjectaccessreviews",
+      "authorization.k8s.io/v1",
+      "false",
+      "SelfSubjectAccessReview",
+    ]);
+    expect(rows).toHaveLength(14);
+  });
+
+  it.each([
+    [
+      "configmap",
+      ["create", "configmap", "cm1", "--from-literal=a=b", "--from-literal=c=d", "--from-file=blob=BIN"],
+    ],
+    [
+      "secret",
+      ["create", "secret", "generic", "s1", "--from-literal=password=hunter2", "--type=example.com/kind"],
+    ],
+    ["deployment-zero", ["create", "deployment", "idle", "--image=nginx", "--replicas=0"]],
+    ["service-nodeport", ["create", "service", "nodeport", "np", "--tcp=80:http", "--node-port=30080"]],
+    ["priorityclass", ["create", "priorityclass", "high", "--value=1000", "--description=important"]],
+  ])("kubectl %s: sends protobuf, which decodes to kubectl's own JSON", async (fixture, args) => {
+    const bin = join(dir, "bin.dat");
+    await writeFile(bin, new Uint8Array([0x00, 0x01, 0xff, 0xfe]));
+    captured = [];
+    const res = await kubectl(...args.map((a) => a.replace("BIN", bin)));
+    expect(res.stderr).toBe("");
+    expect(res.code).toBe(0);
+    const posts = captured.filter((c) => c.method === "POST");
+    expect(posts).toHaveLength(1);
+    expect(posts[0].contentType).toBe("application/vnd.kubernetes.protobuf");
+    expect(posts[0].accept).toBe("application/vnd.kubernetes.protobuf,application/json");
+    expect(posts[0].query.get("fieldManager")).toBe("kubectl-create");
+    expect(posts[0].query.get("fieldValidation")).toBe("Strict");
+    expect(posts[0].object).toEqual(JSON.parse(await readFile(join(testdata, `${fixture}.json`), "utf8")));
+  });
+
+  it("auth can-i posts a protobuf SelfSubjectAccessReview and prints the answer", async () => {
+    captured = [];
+    allowed = true;
+    const yes = await kubectl("auth", "can-i", "create", "pods");
+    expect([yes.code, yes.stdout.trim()]).toEqual([0, "yes"]);
+    const post = captured.find((c) => c.method === "POST");
+    expect(post?.path).toBe("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    expect(post?.contentType).toBe("application/vnd.kubernetes.protobuf");
+    expect(post?.object?.spec).toEqual({
+      resourceAttributes: { namespace: "default", verb: "create", resource: "pods" },
+    });
+    allowed = false;
+    const no = await kubectl("auth", "can-i", "delete", "deployments");
+    expect([no.code, no.stdout.trim()]).toEqual([1, "no"]);
+    allowed = true;
+  });
+
+  it("apply: finds fieldValidation in OpenAPI v3, sends JSON, then a strategic merge patch keyed by container name", async () => {
+    const manifest = (image: string) =>
+      JSON.stringify({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web", labels: { app: "web" } },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: { labels: { app: "web" } },
+            spec: { containers: [{ name: "nginx", image, ports: [{ containerPort: 80 }] }] },
+          },
+        },
+      });
+    const file = join(dir, "web.json");
+    await writeFile(file, manifest("nginx:1.27"));
+    captured = [];
+    const first = await kubectl("apply", "-f", file);
+    expect([first.code, first.stdout.trim(), first.stderr]).toEqual([0, "deployment.apps/web created", ""]);
+    expect(captured.map((c) => c.path)).toContain("/openapi/v3/apis/apps/v1");
+    expect(captured.some((c) => c.path.startsWith("/openapi/v2"))).toBe(false);
+    const post = captured.find((c) => c.method === "POST");
+    expect(post?.contentType).toBe("application/json");
+    expect(post?.query.get("fieldValidation")).toBe("Strict");
+
+    await writeFile(file, manifest("nginx:1.28"));
+    captured = [];
+    const second = await kubectl("apply", "-f", file);
+    expect([second.code, second.stderr]).toEqual([0, ""]);
+    const patch = captured.find((c) => c.method === "PATCH");
+    expect(patch?.contentType).toBe("application/strategic-merge-patch+json");
+    const spec = JSON.parse(patch?.raw ?? "{}").spec.template.spec;
+    expect(spec["$setElementOrder/containers"]).toEqual([{ name: "nginx" }]);
+    expect(spec.containers).toEqual([{ image: "nginx:1.28", name: "nginx" }]);
+  });
+
+  it("without fieldValidation in OpenAPI v3, apply falls back to client-side validation, which needs protobuf OpenAPI v2", async () => {
+    // Why we declare fieldValidation: kubectl 1.32 validates on the client only against the
+    // OpenAPI v2 document, fetched as gnostic protobuf, which this server does not serve.
+    hideFieldValidation = true;
+    try {
+      const file = join(dir, "cfg.yaml");
+      await writeFile(file, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: '1'}\n");
+      captured = [];
+      const res = await kubectl("apply", "-f", file);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toContain("error validating data: the server could not find the requested resource");
+      const v2 = captured.find((c) => c.path === "/openapi/v2");
+      expect(v2?.accept).toBe("application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+      expect(captured.some((c) => c.method === "POST")).toBe(false);
+      // --validate=false skips it, and then kubectl does not ask the server to validate either.
+      const unchecked = await kubectl("apply", "--validate=false", "-f", file);
+      expect([unchecked.code, unchecked.stderr]).toEqual([0, ""]);
+      expect(captured.find((c) => c.method === "POST")?.query.get("fieldValidation")).toBe("Ignore");
+    } finally {
+      hideFieldValidation = false;
+    }
+  });
+
+  it("explain walks our OpenAPI v3 schemas", async () => {
+    const res = await kubectl("explain", "pod.spec.containers.ports");
+    expect(res.stderr).toBe("");
+    expect(res.stdout).toContain("FIELD: ports <[]ContainerPort>");
+    expect(res.stdout).toMatch(/containerPort\s+<integer> -required-/);
+    expect(res.stdout).toContain("Number of the port to expose on the pod's IP address.");
+    const resources = await kubectl("explain", "deployment.spec.template.spec.containers.resources");
+    expect(resources.stdout).toContain("GROUP:      apps");
+    expect(resources.stdout).toMatch(/requests\s+<map\[string\]Quantity>/);
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The create handler — `POST /api/v1/namespaces/default/pods`: read the body, decode it, apply
+ * defaults, check for unknown fields, and hand the object to the registry.
+ *
+ * Solves:
+ * - the object a client sends is incomplete (no uid, no defaults): decoding fills defaults as
+ *   upstream does during decode, the registry fills the rest, the client gets back the stored
+ *   object with 201 Created;
+ * - `kubectl create` sends `?fieldValidation=Strict`: a misspelled field is refused, not dropped.
+ *
+ * Invariants: the answer is the stored object (with its resourceVersion), or a Status.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler)
+ * @chapter 02-apiserver
+ */
+import type { KubeObject } from "../../api/meta.ts";
+import { decodeBody } from "../negotiation.ts";
+import { apiVersionOf } from "../resources.ts";
+import { checkFieldValidation } from "./field-validation.ts";
+import { dryRunParam, type RequestScope, readBody, trackManagedFields, writeObject } from "./rest.ts";
+
+// #region create-handler
+export async function createResource(scope: RequestScope): Promise<void> {
+  const obj = await decodeRequestObject(scope, {
+    apiVersion: apiVersionOf(scope.resource),
+    kind: scope.resource.kind,
+  });
+  const dryRun = dryRunParam(scope.query, "CreateOptions");
+  const created = await scope.store.create(scope.info.namespace, trackManagedFields(scope, undefined, obj), {
+    dryRun,
+  });
+  writeObject(scope, 201, created);
+}
+// #endregion create-handler
+
+/** Reads, decodes, checks field validation and defaults a request body (create and update). */
+export async function decodeRequestObject(
+  scope: RequestScope,
+  expected: { apiVersion: string; kind: string },
+  applyDefaults = true,
+): Promise<KubeObject> {
+  const body = await readBody(scope.req);
+  const obj = decodeBody(scope.req.headers["content-type"], body, expected, scope.decodeProtobuf);
+  const warnings = checkFieldValidation(scope.query.get("fieldValidation"), obj);
+  if (warnings.length > 0)
+    scope.res.setHeader(
+      "Warning",
+      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
+  if (applyDefaults) scope.setDefaults(obj);
+  return obj;
+}

@@ -1,0 +1,32 @@
+/**
+ * The deletecollection handler — `DELETE /api/v1/namespaces/default/pods?labelSelector=app=web`:
+ * delete every object the selectors match, each as a single delete would.
+ *
+ * Solves: `kubectl delete pods -l app=web --all` (and the namespace controller, emptying a
+ * namespace) in one request rather than one per object.
+ *
+ * Invariants: the answer is the list of what was deleted (or marked for deletion), as upstream's
+ * store returns it; an object deleted by someone else meanwhile is skipped, not an error.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go (DeleteCollection)
+ * @chapter 02-apiserver
+ */
+import { apiVersionOf } from "../resources.ts";
+import { readDeleteOptions } from "./delete.ts";
+import { listParams } from "./list.ts";
+import { type RequestScope, withTypeMeta, writeJSON } from "./rest.ts";
+
+// #region deletecollection-handler
+export async function deleteCollection(scope: RequestScope): Promise<void> {
+  const params = listParams(scope.query);
+  const options = await readDeleteOptions(scope);
+  const deleted = await scope.store.deleteCollection(scope.info.namespace, params, options);
+  const rv = await scope.store.storage.currentResourceVersion();
+  writeJSON(scope.res, 200, {
+    kind: `${scope.resource.kind}List`,
+    apiVersion: apiVersionOf(scope.resource),
+    metadata: { resourceVersion: rv },
+    items: deleted.map((o) => withTypeMeta(o, scope.resource)),
+  });
+}
+// #endregion deletecollection-handler

@@ -1,0 +1,129 @@
+/**
+ * The patch handler — `PATCH .../pods/web` with a body that says how to change the object, in
+ * one of four languages chosen by Content-Type:
+ * - `application/json-patch+json` (RFC 6902): a list of operations (`replace /spec/replicas`);
+ * - `application/merge-patch+json` (RFC 7386): a partial object; `null` deletes a field;
+ * - `application/strategic-merge-patch+json`: a partial object whose lists merge by key
+ *   (containers by name) — what `kubectl patch` and client-side `kubectl apply` send;
+ * - `application/apply-patch+yaml`: server-side apply, with `fieldManager` (and `force`).
+ *
+ * Solves: a client changes one field without sending (and racing on) the whole object: the
+ * patch is applied to the current object inside the registry's update, so a concurrent write
+ * between read and write is retried against the new object, not overwritten.
+ *
+ * Invariants: the patched object goes through the same defaulting, strategy and validation as a
+ * PUT; a Content-Type that is none of the four is a 415.
+ *
+ * Server-side apply (code/apiserver/patch/server-side-apply.ts) also records who owns which field
+ * in `metadata.managedFields` and refuses (409) to change a field another manager owns unless
+ * `force=true`; every other write records its manager's fields too (rest.ts, trackManagedFields).
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (PatchResource, patcher, jsonPatcher, smpPatcher, applyPatcher)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (ValidatePatchOptions)
+ * @chapter 02-apiserver
+ */
+import type { KubeObject } from "../../api/meta.ts";
+import { newBadRequest, newNotFound, newUnsupportedMediaType } from "../errors.ts";
+import { parseJSON, parseMediaType } from "../negotiation.ts";
+import { applyJSONPatch } from "../patch/json-patch.ts";
+import { applyMergePatch } from "../patch/merge-patch.ts";
+import { validatePatchOptions } from "../patch/patch-options.ts";
+import { applyServerSideApply, decodeApplyPatch } from "../patch/server-side-apply.ts";
+import { applyStrategicMergePatch } from "../patch/strategic-merge-patch.ts";
+import { apiVersionOf } from "../resources.ts";
+import {
+  dryRunParam,
+  fieldManagerOf,
+  type RequestScope,
+  readBody,
+  trackManagedFields,
+  writeObject,
+} from "./rest.ts";
+
+export const patchTypes = [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  "application/strategic-merge-patch+json",
+  "application/apply-patch+yaml",
+];
+
+// #region patch-handler
+export async function patchResource(scope: RequestScope): Promise<void> {
+  const patchType = parseMediaType(scope.req.headers["content-type"] ?? "").type;
+  if (!patchTypes.includes(patchType)) {
+    throw newUnsupportedMediaType(scope.req.headers["content-type"] ?? "", patchTypes);
+  }
+  const isApply = patchType === "application/apply-patch+yaml";
+  const force = scope.query.get("force");
+  if (force !== null && force !== "true" && force !== "false") {
+    throw newBadRequest(`invalid value for force: ${force}`);
+  }
+  const invalid = validatePatchOptions(
+    {
+      fieldManager: scope.query.get("fieldManager") ?? undefined,
+      force: force === null ? undefined : force === "true",
+    },
+    patchType,
+  );
+  if (invalid) throw invalid;
+  const body = await readBody(scope.req);
+  const patch = isApply ? decodeApplyPatch(body.toString("utf8")) : parseJSON(body);
+  const apiVersion = apiVersionOf(scope.resource);
+  const kind = scope.resource.kind;
+  const strategy = scope.info.subresource === "status" ? scope.store.strategy.status : undefined;
+  const manager = fieldManagerOf(scope);
+
+  const { obj, created } = await scope.store.update(
+    scope.info.namespace,
+    scope.info.name,
+    (current) => {
+      if (isApply) {
+        // Apply creates when there is nothing yet (upstream's applyPatcher).
+        const applied = applyServerSideApply(current, patch, {
+          fieldManager: manager,
+          force: force === "true",
+          apiVersion,
+          kind,
+        });
+        applied.metadata.name ??= scope.info.name;
+        scope.setDefaults(applied);
+        return applied;
+      }
+      if (!current) throw newNotFound(scope.store.gr, scope.info.name);
+      const patched = applyPatch(patchType, current, patch, apiVersion, kind) as KubeObject;
+      if (patched === null || typeof patched !== "object" || Array.isArray(patched)) {
+        throw newBadRequest("the patched object is not a JSON object");
+      }
+      patched.apiVersion ??= apiVersion;
+      patched.kind ??= kind;
+      if (patched.apiVersion !== apiVersion || patched.kind !== kind) {
+        throw newBadRequest(
+          `the API version in the data (${patched.apiVersion}) does not match the expected API version (${apiVersion})`,
+        );
+      }
+      patched.metadata ??= {};
+      scope.setDefaults(patched);
+      return trackManagedFields(scope, current, patched);
+    },
+    { strategy, forceAllowCreate: isApply, dryRun: dryRunParam(scope.query, "PatchOptions") },
+  );
+  writeObject(scope, created ? 201 : 200, obj);
+}
+// #endregion patch-handler
+
+function applyPatch(
+  patchType: string,
+  current: KubeObject,
+  patch: unknown,
+  apiVersion: string,
+  kind: string,
+): unknown {
+  switch (patchType) {
+    case "application/json-patch+json":
+      return applyJSONPatch(current, patch);
+    case "application/merge-patch+json":
+      return applyMergePatch(current, patch);
+    default:
+      return applyStrategicMergePatch(current, patch, apiVersion, kind);
+  }
+}

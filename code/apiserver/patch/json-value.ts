@@ -1,0 +1,50 @@
+/**
+ * Decoded JSON values, handled as data — what every patch library here reads and writes.
+ *
+ * Solves:
+ * - a client controls every key of a patch, including `__proto__`: read through `obj[k]` and it
+ *   is Object.prototype, write through `obj[k] = v` and the object's prototype changes; a merge
+ *   that then recurses would write into Object.prototype for the whole process. Go maps have no
+ *   such key; here every read and write of a client-chosen key goes through getOwn/setOwn;
+ * - equality of decoded values (object key order does not matter, list order does).
+ *
+ * Invariants:
+ * - getOwn never returns an inherited property; setOwn always creates an own, enumerable property.
+ *
+ * @upstream none — Go's map[string]interface{} has no prototype; this is the TypeScript guard.
+ * @chapter 02-apiserver
+ */
+
+export type JSONObject = Record<string, unknown>;
+
+export function isJSONObject(v: unknown): v is JSONObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `obj[k]` if `k` is the object's own key, else undefined. */
+export function getOwn(obj: JSONObject, k: string): unknown {
+  return Object.hasOwn(obj, k) ? obj[k] : undefined;
+}
+
+/** `obj[k] = v`, as an own data property even for `__proto__`. */
+export function setOwn(obj: JSONObject, k: string, v: unknown): void {
+  if (k === "__proto__")
+    Object.defineProperty(obj, k, { value: v, writable: true, enumerable: true, configurable: true });
+  else obj[k] = v;
+}
+
+/** Structural equality of decoded JSON values (object key order does not matter). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bb = b as unknown[];
+    return a.length === bb.length && a.every((v, i) => jsonEqual(v, bb[i]));
+  }
+  const ao = a as JSONObject;
+  const bo = b as JSONObject;
+  const ak = Object.keys(ao);
+  if (ak.length !== Object.keys(bo).length) return false;
+  return ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
+}

@@ -1,0 +1,111 @@
+/**
+ * The protobuf schema registry — our .proto files loaded once, and the way from an apiVersion
+ * and kind to the message that encodes it.
+ *
+ * Solves:
+ * - a protobuf body names its type only as `apiVersion` + `kind` (in runtime.Unknown), so the
+ *   decoder must find the message from those two strings, as upstream's scheme does;
+ * - protobuf alone cannot say how Go would have written the object as JSON (is a zero `replicas`
+ *   "not set" or "set to 0"?), so each field carries our options — (ptr), (always), (inline),
+ *   (required), (mergeKey), (patch) — read here by decode.ts and openapi.ts, the one place
+ *   both learn a field's Go shape.
+ *
+ * Invariants:
+ * - field numbers and types are upstream's generated.proto ones; field names are the JSON names;
+ * - the message for (apiVersion, kind) is `k8s.io.api.<group's first label or "core">.<version>.<kind>`,
+ *   upstream's package naming.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/api/core/v1/generated.proto (package k8s.io.api.core.v1)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/runtime/scheme.go (Scheme: kind to Go type)
+ * @chapter 02-apiserver
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import protobuf from "protobufjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const protoFiles = [
+  "runtime.proto",
+  "intstr.proto",
+  "resource.proto",
+  "meta.proto",
+  "core.proto",
+  "apps.proto",
+  "authentication.proto",
+  "authorization.proto",
+  "scheduling.proto",
+  "coordination.proto",
+];
+
+let root: protobuf.Root | undefined;
+
+/** All our messages, parsed with field names kept as written (they are the JSON names). */
+export function protoRoot(): protobuf.Root {
+  if (!root) {
+    const r = new protobuf.Root();
+    r.loadSync(
+      protoFiles.map((f) => join(here, f)),
+      { keepCase: true, alternateCommentMode: true },
+    );
+    r.resolveAll();
+    root = r;
+  }
+  return root;
+}
+
+// Messages whose JSON is not an object of their fields (see decode.ts, goJSONOf).
+export const metaV1 = "k8s.io.apimachinery.pkg.apis.meta.v1";
+export const TIME = `${metaV1}.Time`;
+export const MICRO_TIME = `${metaV1}.MicroTime`;
+export const FIELDS_V1 = `${metaV1}.FieldsV1`;
+export const INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString";
+export const QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity";
+export const RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension";
+export const UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown";
+
+/** The protobuf package upstream uses for a group and version: `apps/v1` → `k8s.io.api.apps.v1`. */
+export function packageOf(apiVersion: string): string {
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/", 2) : ["", apiVersion];
+  const label = group === "" ? "core" : group.split(".")[0];
+  return `k8s.io.api.${label}.${version}`;
+}
+
+/** The message that encodes (apiVersion, kind), or undefined when we have no .proto for it. */
+export function messageFor(apiVersion: string, kind: string): protobuf.Type | undefined {
+  const found = protoRoot().lookup(`${packageOf(apiVersion)}.${kind}`);
+  return found instanceof protobuf.Type ? found : undefined;
+}
+
+export function fullNameOf(t: protobuf.Type): string {
+  return t.fullName.replace(/^\./, "");
+}
+
+// #region go-shape
+/** How Go holds and writes one field; read from the field's options in our .proto files. */
+export interface GoShape {
+  /** A pointer in Go: present means set, even when the value is zero; with `always`, unset is null. */
+  ptr: boolean;
+  /** No `omitempty` in the json tag: a zero scalar is written, an empty list is `null`. */
+  always: boolean;
+  /** An embedded struct: JSON flattens its fields into the parent. */
+  inline: boolean;
+  required: boolean;
+  /** Strategic merge patch: lists merged element-wise by this key. */
+  mergeKey?: string;
+  /** Strategic merge patch strategy (`merge` for lists of scalars such as finalizers). */
+  patch?: string;
+}
+
+export function goShape(field: protobuf.Field): GoShape {
+  const o = field.options ?? {};
+  const mergeKey = o["(mergeKey)"] as string | undefined;
+  return {
+    ptr: o["(ptr)"] === true,
+    always: o["(always)"] === true,
+    inline: o["(inline)"] === true,
+    required: o["(required)"] === true,
+    mergeKey,
+    patch: (o["(patch)"] as string | undefined) ?? (mergeKey ? "merge" : undefined),
+  };
+}
+// #endregion go-shape

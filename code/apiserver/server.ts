@@ -1,0 +1,420 @@
+/**
+ * The API server — one HTTP server that routes every request from its URL to a registry store
+ * and back: discovery first, then `/api/v1/...` and `/apis/<group>/<version>/...` resources, with
+ * one log line per request.
+ *
+ * Solves:
+ * - the only door to the cluster's state: kubectl, controllers, the scheduler and kubelets all
+ *   read and write objects here, over HTTP, never in etcd directly — so validation, defaults,
+ *   optimistic concurrency and (chapter 3) authorization happen in one place;
+ * - the request path in one function a reader can follow (`handle`): discovery → request info
+ *   → resource → scope check → subresource → verb → handler → store → storage;
+ * - every failure, whatever layer raised it, reaches the client as a `Status` with its HTTP
+ *   code; a 3 MiB body limit guards the server from huge writes.
+ *
+ * Invariants:
+ * - a path that names no served resource is a 404 Status, a served resource with a method it
+ *   does not support a 405 Status;
+ * - one registry store per resource, all over one storage backend; the server owns the backend
+ *   and closes it last;
+ * - the namespaces `default`, `kube-system`, `kube-public` and `kube-node-lease` exist from
+ *   the start, as upstream's bootstrap controller makes them.
+ *
+ * What upstream does differently: authentication, authorization, admission, audit, priority
+ * and fairness, and a panic-recovery filter run around the handlers (chapter 3 adds the first
+ * three); it serves HTTPS (the insecure port was removed in 1.20), and routes with go-restful.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller.registerResourceHandlers: the routes per resource and scope)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/httplog/httplog.go (respLogger: the per-request log line)
+ * @upstream kubernetes/kubernetes pkg/controlplane/controller/systemnamespaces/system_namespaces_controller.go (the system namespaces)
+ * @chapter 02-apiserver
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setDefaults } from "../api/defaults.ts";
+import type { KubeObject } from "../api/meta.ts";
+import { serveDiscovery } from "./discovery.ts";
+import { isStatusError, StatusError } from "./errors.ts";
+import { createResource, decodeRequestObject } from "./handlers/create.ts";
+import { deleteResource } from "./handlers/delete.ts";
+import { deleteCollection } from "./handlers/deletecollection.ts";
+import { getResource } from "./handlers/get.ts";
+import { listResource } from "./handlers/list.ts";
+import { patchResource } from "./handlers/patch.ts";
+import { type RequestScope, readBody, writeError, writeJSON, writeObject } from "./handlers/rest.ts";
+import { updateResource } from "./handlers/update.ts";
+import { watchResource } from "./handlers/watch.ts";
+import { decodeBody, negotiateOutput, parseJSON, parseMediaType } from "./negotiation.ts";
+import { applyJSONPatch } from "./patch/json-patch.ts";
+import { applyMergePatch } from "./patch/merge-patch.ts";
+import { decodeProtobuf } from "./protobuf/decode.ts";
+import { Store } from "./registry/store.ts";
+import { strategyFor } from "./registry/strategy.ts";
+import { type Binding, createBinding } from "./registry/subresources/binding.ts";
+import { podLog } from "./registry/subresources/log.ts";
+import { getScale, type Scale, updateScale } from "./registry/subresources/scale.ts";
+import { newRequestInfo, type RequestInfo } from "./request-info.ts";
+import { apiVersionOf, findResource, type ResourceInfo, resources } from "./resources.ts";
+import { newStorageBackend, type StorageBackend } from "./storage/factory.ts";
+
+export interface APIServerOptions {
+  /** `--etcd-servers`; none: the embedded store. */
+  etcdServers?: string[];
+  /** The embedded store's data directory; none: in memory. */
+  dataDir?: string;
+  /** `--insecure-bind-address`, default 127.0.0.1. */
+  insecureBindAddress?: string;
+  /** `--insecure-port`; 0 picks a free port (tests). Default 8080. */
+  insecurePort?: number;
+  /** Where the per-request log lines go (default: nowhere). */
+  log?: (line: string) => void;
+  /** Serve lists and watches through the watch cache (upstream's default). Default true. */
+  watchCache?: boolean;
+  /** `--etcd-compaction-interval` in milliseconds (default 5 minutes; 0 never compacts). */
+  compactionIntervalMs?: number;
+}
+
+export interface APIServer {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Upstream's storage prefixes: a few resources kept their historical names. */
+const storagePrefixes: Record<string, string> = {
+  nodes: "/registry/minions",
+  services: "/registry/services/specs",
+  endpoints: "/registry/services/endpoints",
+};
+
+export const systemNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+// #region start
+export async function startAPIServer(opts: APIServerOptions = {}): Promise<APIServer> {
+  const backend = await newStorageBackend({
+    etcdServers: opts.etcdServers,
+    dataDir: opts.dataDir,
+    compactionIntervalMs: opts.compactionIntervalMs,
+  });
+  const stores = newRegistry(backend, opts.watchCache ?? true);
+  await ensureSystemNamespaces(stores.get("/namespaces") as Store);
+
+  const log = opts.log ?? (() => {});
+  const server = createServer((req, res) => {
+    void handle(stores, req, res, log);
+  });
+  const host = opts.insecureBindAddress ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.insecurePort ?? 8080, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Watches never end by themselves: cut every open connection.
+        server.closeAllConnections();
+      });
+      await backend.close();
+    },
+  };
+}
+// #endregion start
+
+/** One registry store per resource, keyed `<group>/<resource>`. */
+function newRegistry(backend: StorageBackend, cache: boolean): Map<string, Store> {
+  const stores = new Map<string, Store>();
+  for (const r of resources) {
+    if (r.stored === false) continue; // computed per request (selfsubjectaccessreviews)
+    const prefix = storagePrefixes[r.resource] ?? `/registry/${r.resource}`;
+    const storage = backend.forResource(prefix, {
+      cache,
+      groupResource: { group: r.group, resource: r.resource },
+      newFunc: () => ({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: {} }),
+    });
+    stores.set(`${r.group}/${r.resource}`, new Store(r, storage, strategyFor(r.group, r.resource), prefix));
+  }
+  return stores;
+}
+
+async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
+  for (const name of systemNamespaces) {
+    try {
+      await namespaces.get("", name);
+    } catch (e) {
+      if (!(isStatusError(e) && e.code === 404)) throw e;
+      const ns: KubeObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
+      setDefaults(ns);
+      await namespaces.create("", ns).catch((err) => {
+        if (!(isStatusError(err) && err.code === 409)) throw err;
+      });
+    }
+  }
+}
+
+// #region handle
+/** The whole request path. Every branch ends in exactly one response. */
+async function handle(
+  stores: Map<string, Store>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: (line: string) => void,
+): Promise<void> {
+  const started = process.hrtime.bigint();
+  let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
+  // Every request gets an audit ID, returned to the client and logged, to match the two up.
+  const auditID = randomUUID();
+  res.setHeader("Audit-Id", auditID);
+  res.once("close", () => log(httpLogLine(req, res, info, started, auditID)));
+  try {
+    info = parseRequestInfo(req);
+    if (serveDiscovery(req, res)) return;
+    if (["/healthz", "/livez", "/readyz"].includes(info.path.replace(/\/+$/, ""))) {
+      res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
+      res.end("ok");
+      return;
+    }
+    if (!info.isResourceRequest) throw notFoundPath();
+    if (info.apiGroup === "authorization.k8s.io" && info.resource === "selfsubjectaccessreviews") {
+      await selfSubjectAccessReview(req, res, info);
+      return;
+    }
+    const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
+    if (!resource) throw notFoundPath();
+    checkScope(resource, info);
+    const scope: RequestScope = {
+      req,
+      res,
+      info,
+      resource,
+      store: stores.get(`${resource.group}/${resource.resource}`) as Store,
+      query: new URL(req.url ?? "/", "http://localhost").searchParams,
+      output: negotiateOutput(req.headers.accept),
+      decodeProtobuf,
+      setDefaults,
+    };
+    if (info.subresource) await serveSubresource(scope, stores);
+    else await serveResource(scope);
+  } catch (e) {
+    writeError(res, e);
+  }
+}
+// #endregion handle
+
+// #region routes
+/** Namespaced resources live under /namespaces/{ns}/, except lists and watches across all of them. */
+function checkScope(resource: ResourceInfo, info: RequestInfo): void {
+  if (resource.namespaced && !info.namespace) {
+    if (info.name) throw notFoundPath();
+    if (info.verb !== "list" && info.verb !== "watch") throw methodNotAllowed();
+  }
+  if (!resource.namespaced && info.namespace && resource.resource !== "namespaces") throw notFoundPath();
+}
+
+async function serveResource(scope: RequestScope): Promise<void> {
+  const { info, resource } = scope;
+  if (info.verb === "watch" && info.name) {
+    // The legacy /watch/.../pods/web: a watch of the one object.
+    const selector = scope.query.get("fieldSelector");
+    scope.query.set("fieldSelector", [selector, `metadata.name=${info.name}`].filter(Boolean).join(","));
+  }
+  if (!resource.verbs.includes(info.verb)) throw methodNotAllowed();
+  switch (info.verb) {
+    case "get":
+      return getResource(scope);
+    case "list":
+      return listResource(scope);
+    case "watch":
+      return watchResource(scope);
+    case "create":
+      if (info.name) throw methodNotAllowed(); // POST to an object's URL is not a route
+      return createResource(scope);
+    case "update":
+      return updateResource(scope);
+    case "patch":
+      return patchResource(scope);
+    case "delete":
+      return deleteResource(scope);
+    case "deletecollection":
+      return deleteCollection(scope);
+    default:
+      throw methodNotAllowed();
+  }
+}
+
+async function serveSubresource(scope: RequestScope, stores: Map<string, Store>): Promise<void> {
+  const { info, resource, store } = scope;
+  const sub = resource.subresources.find((s) => s.name === info.subresource);
+  if (!sub || !info.name) throw notFoundPath();
+  if (!sub.verbs.includes(info.verb)) throw methodNotAllowed();
+  const ns = info.namespace;
+  switch (`${sub.name}/${info.verb}`) {
+    case "status/get":
+      return getResource(scope);
+    case "status/update":
+      return updateResource(scope);
+    case "status/patch":
+      return patchResource(scope);
+    case "scale/get":
+      return writeJSON(scope.res, 200, await getScale(store, ns, info.name));
+    case "scale/update": {
+      const body = await decodeRequestObject(scope, { apiVersion: "autoscaling/v1", kind: "Scale" }, false);
+      return writeJSON(scope.res, 200, await updateScale(store, ns, info.name, () => body as Scale));
+    }
+    case "scale/patch":
+      return writeJSON(scope.res, 200, await patchScale(scope));
+    case "binding/create": {
+      const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Binding" }, false);
+      const pods = stores.get("/pods") as Store;
+      return writeJSON(scope.res, 201, await createBinding(pods, ns, info.name, body as Binding));
+    }
+    case "log/get": {
+      const text = await podLog(store, ns, info.name);
+      scope.res.writeHead(200, { "Content-Type": "text/plain" });
+      scope.res.end(text);
+      return;
+    }
+    case "finalize/update":
+      return finalizeNamespace(scope);
+    default:
+      throw methodNotAllowed();
+  }
+}
+// #endregion routes
+
+/** PATCH .../scale: the patch applies to the Scale, whose replicas then go to the parent. */
+async function patchScale(scope: RequestScope): Promise<Scale> {
+  const type = parseMediaType(scope.req.headers["content-type"] ?? "").type;
+  const body = await readBody(scope.req);
+  const patch = parseJSON(body);
+  return updateScale(scope.store, scope.info.namespace, scope.info.name, (current) => {
+    if (type === "application/json-patch+json") return applyJSONPatch(current, patch) as Scale;
+    if (type === "application/merge-patch+json" || type === "application/strategic-merge-patch+json") {
+      // Scale has no lists: a strategic merge patch is a merge patch.
+      return applyMergePatch(current, patch) as Scale;
+    }
+    throw new StatusError({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      reason: "UnsupportedMediaType",
+      code: 415,
+      message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
+    });
+  });
+}
+
+/** PUT /api/v1/namespaces/{ns}/finalize: only spec.finalizers changes (the namespace controller's call). */
+async function finalizeNamespace(scope: RequestScope): Promise<void> {
+  const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Namespace" }, false);
+  const finalizers = (body.spec as { finalizers?: string[] } | undefined)?.finalizers;
+  const main = scope.store.strategy;
+  const { obj } = await scope.store.update("", scope.info.name, () => body, {
+    strategy: {
+      ...main,
+      prepareForUpdate(obj, old) {
+        const next = structuredClone(old);
+        next.metadata.resourceVersion = obj.metadata.resourceVersion;
+        next.spec = { ...((old.spec as object) ?? {}), finalizers };
+        if (!finalizers) delete (next.spec as { finalizers?: string[] }).finalizers;
+        for (const k of Object.keys(obj)) delete obj[k];
+        Object.assign(obj, next);
+      },
+      validateUpdate: () => [],
+    },
+  });
+  writeObject(scope, 200, obj);
+}
+
+/**
+ * POST selfsubjectaccessreviews: "may I?" — `kubectl auth can-i`. Until authorization exists
+ * (chapter 3) everyone may do everything, as upstream's AlwaysAllow authorizer answers.
+ */
+async function selfSubjectAccessReview(
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: RequestInfo,
+): Promise<void> {
+  if (info.apiVersion !== "v1") throw notFoundPath();
+  if (info.verb !== "create" || info.name) throw methodNotAllowed();
+  const body = await readBody(req);
+  const review = decodeBody(
+    req.headers["content-type"],
+    body,
+    { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview" },
+    decodeProtobuf,
+  );
+  writeJSON(res, 201, { ...review, status: { allowed: true } });
+}
+
+/** newRequestInfo, with a malformed path (`/api/v1/namespaces/%zz`) as a 400 rather than a crash. */
+function parseRequestInfo(req: IncomingMessage): RequestInfo {
+  try {
+    return newRequestInfo(req.method ?? "GET", req.url ?? "/");
+  } catch (e) {
+    throw new StatusError({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: `malformed request path: ${(e as Error).message}`,
+      reason: "BadRequest",
+      code: 400,
+    });
+  }
+}
+
+/** The 404 of a path no route serves (go-restful's, as upstream reports it). */
+function notFoundPath(): StatusError {
+  return new StatusError({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: "the server could not find the requested resource",
+    reason: "NotFound",
+    details: {},
+    code: 404,
+  });
+}
+
+/** The 405 of a served path asked with a method it does not take. */
+function methodNotAllowed(): StatusError {
+  return new StatusError({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: "the server does not allow this method on the requested resource",
+    reason: "MethodNotAllowed",
+    details: {},
+    code: 405,
+  });
+}
+
+// #region httplog
+/** One line per request, as upstream's httplog: verb, URI, latency, user agent, client, status. */
+export function httpLogLine(
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: RequestInfo,
+  started: bigint,
+  auditID = "",
+): string {
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const latency =
+    ms < 1 ? `${(ms * 1000).toFixed(0)}µs` : ms < 1000 ? `${ms.toFixed(3)}ms` : `${(ms / 1000).toFixed(3)}s`;
+  const src = `${req.socket.remoteAddress ?? ""}:${req.socket.remotePort ?? ""}`;
+  const code = res.headersSent ? res.statusCode : 0;
+  return `"HTTP" verb="${info.verb.toUpperCase()}" URI="${req.url ?? ""}" latency="${latency}" userAgent="${req.headers["user-agent"] ?? ""}" audit-ID="${auditID}" srcIP="${src}" resp=${code}`;
+}
+// #endregion httplog

@@ -1,0 +1,224 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { KubeObject } from "../../api/meta.ts";
+import { EtcdServer } from "../../store/etcd-server.ts";
+import { Cacher, type CacherOptions } from "./cacher.ts";
+import { InProcessEtcdClient } from "./etcd-client.ts";
+import { Etcd3Store } from "./etcd3-store.ts";
+import type { Interface, ListOptions, WatchOptions } from "./interfaces.ts";
+import { everything, newSelectionPredicate } from "./selection-predicate.ts";
+import { nextEvents, pod, statusOf, summary, watchEnded } from "./storage-suite.ts";
+
+const prefix = "/registry/pods";
+const key = (name: string) => `${prefix}/default/${name}`;
+const gr = { group: "", resource: "pods" };
+
+/** The etcd3 store, counting the calls that reach it. */
+class CountingStore extends Etcd3Store {
+  listCalls = 0;
+  watchCalls = 0;
+  override getList(k: string, opts: ListOptions) {
+    this.listCalls++;
+    return super.getList(k, opts);
+  }
+  override watch(k: string, opts: WatchOptions) {
+    this.watchCalls++;
+    return super.watch(k, opts);
+  }
+}
+
+let server: EtcdServer;
+let store: CountingStore;
+let cachers: Cacher[];
+
+beforeEach(() => {
+  server = new EtcdServer();
+  store = new CountingStore({ client: new InProcessEtcdClient(server), groupResource: gr });
+  cachers = [];
+});
+
+afterEach(async () => {
+  for (const c of cachers) await c.close();
+  await server.close();
+});
+
+async function newCacher(opts: Partial<CacherOptions> = {}): Promise<Cacher> {
+  const c = new Cacher({ storage: store, resourcePrefix: prefix, groupResource: gr, ...opts });
+  cachers.push(c);
+  await c.waitReady();
+  return c;
+}
+
+/** Resolves once the cache has seen revision `rv`. */
+async function cacheAt(c: Cacher, rv: string | undefined): Promise<void> {
+  await c.getList(prefix, { predicate: everything, recursive: true, resourceVersion: rv });
+}
+
+const bump = (s: Interface, name: string, n: number) =>
+  s.guaranteedUpdate(key(name), {}, (cur) => ({ ...(cur as KubeObject), n }));
+
+describe("Cacher", () => {
+  it("serves resourceVersion=0 lists from memory, and delegates consistent and exact reads", async () => {
+    await store.create(key("a"), pod("a"));
+    const c = await newCacher();
+    const b = await c.create(key("b"), pod("b"));
+    await cacheAt(c, b.metadata.resourceVersion);
+    const before = store.listCalls;
+    const list = await c.getList(prefix, { predicate: everything, recursive: true, resourceVersion: "0" });
+    expect(list.items.map((o) => o.metadata.name)).toEqual(["a", "b"]);
+    expect(list.resourceVersion).toBe(b.metadata.resourceVersion);
+    const selected = await c.getList(prefix, {
+      predicate: newSelectionPredicate("", "metadata.name=b"),
+      recursive: true,
+      resourceVersion: "0",
+      limit: 1, // ignored by the cache, as in v1.32
+    });
+    expect(selected.items.map((o) => o.metadata.name)).toEqual(["b"]);
+    expect(store.listCalls).toBe(before);
+    await c.getList(prefix, { predicate: everything, recursive: true });
+    await c.getList(prefix, {
+      predicate: everything,
+      recursive: true,
+      resourceVersion: "1",
+      resourceVersionMatch: "Exact",
+    });
+    expect(store.listCalls).toBe(before + 2);
+    expect(await c.get(key("a"), { resourceVersion: "0" })).toMatchObject({ metadata: { name: "a" } });
+    expect((await statusOf(c.get(key("zz"), { resourceVersion: "0" }))).status.message).toBe(
+      'pods "zz" not found',
+    );
+  });
+
+  it("waits for the cache to reach a requested resourceVersion, or answers 504 after the block timeout", async () => {
+    const c = await newCacher({ blockTimeoutMs: 150 });
+    const a = await c.create(key("a"), pod("a"));
+    const next = String(Number(a.metadata.resourceVersion) + 1);
+    const waiting = c.getList(prefix, { predicate: everything, recursive: true, resourceVersion: next });
+    await c.create(key("b"), pod("b"));
+    expect((await waiting).items).toHaveLength(2);
+    const tooLarge = await statusOf(
+      c.getList(prefix, { predicate: everything, recursive: true, resourceVersion: "999" }),
+    );
+    expect(tooLarge.status).toMatchObject({ code: 504, reason: "Timeout" });
+    expect(tooLarge.status.message).toMatch(/^Timeout: Too large resource version: 999, current: \d+$/);
+  });
+
+  it("replays a watch from the ring, and answers 410 once the ring no longer reaches back", async () => {
+    const c = await newCacher({ capacity: 5 });
+    const a = await c.create(key("a"), pod("a"));
+    const rvs: string[] = [a.metadata.resourceVersion as string];
+    for (let i = 1; i <= 9; i++) rvs.push((await bump(c, "a", i)).metadata.resourceVersion as string);
+    await cacheAt(c, rvs[9]);
+    // The ring holds the last five events (rvs[5..9]): a watch from rvs[4] still gets them all.
+    const ok = await c.watch(prefix, { resourceVersion: rvs[4], predicate: everything, recursive: true });
+    const replay = await nextEvents(ok, 5);
+    expect(replay.map((e) => e.object.metadata.resourceVersion)).toEqual(rvs.slice(5));
+    expect(replay.map((e) => e.type)).toEqual(Array(5).fill("MODIFIED"));
+    ok.stop();
+
+    const old = await c.watch(prefix, { resourceVersion: rvs[3], predicate: everything, recursive: true });
+    const [err] = await nextEvents(old, 1);
+    expect(err.type).toBe("ERROR");
+    expect(err.object).toMatchObject({
+      code: 410,
+      reason: "Expired",
+      message: `too old resource version: ${rvs[3]} (${rvs[4]})`,
+    });
+    expect(await watchEnded(old)).toBe(true);
+  });
+
+  it("fans one etcd watch out to many watchers, each filtered by its own selector", async () => {
+    const c = await newCacher();
+    const watches = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        c.watch(prefix, {
+          resourceVersion: "0",
+          predicate: i % 2 === 0 ? everything : newSelectionPredicate("app=web", ""),
+          recursive: true,
+        }),
+      ),
+    );
+    for (let i = 0; i < 10; i++) await c.create(key(`p${i}`), pod(`p${i}`, { app: i < 5 ? "web" : "db" }));
+    for (const [i, w] of watches.entries()) {
+      const events = await nextEvents(w, i % 2 === 0 ? 10 : 5);
+      const expected = Array.from({ length: i % 2 === 0 ? 10 : 5 }, (_, j) => `ADDED p${j}`);
+      expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(expected);
+      w.stop();
+    }
+    expect(store.watchCalls).toBe(1);
+    expect(c.watcherCount()).toBe(0);
+  });
+
+  it("terminates a watcher that stops reading, without holding up the others", async () => {
+    const c = await newCacher({ watcherBufferSize: 5 });
+    const a = await c.create(key("a"), pod("a"));
+    const from = { resourceVersion: a.metadata.resourceVersion, predicate: everything, recursive: true };
+    const stuck = await c.watch(prefix, from);
+    const reader = await c.watch(prefix, from);
+    let last = a;
+    for (let i = 1; i <= 20; i++) {
+      last = await bump(c, "a", i);
+      // The reader keeps up as the events arrive; `stuck` never reads.
+      const [ev] = await nextEvents(reader, 1);
+      expect(ev.object.metadata.resourceVersion).toBe(last.metadata.resourceVersion);
+    }
+    expect(c.watcherCount()).toBe(1);
+    expect(await watchEnded(stuck)).toBe(true);
+    reader.stop();
+  });
+
+  it("an object leaving a watcher's selector is DELETED for it, at the revision it left", async () => {
+    const c = await newCacher();
+    await c.create(key("a"), pod("a", { app: "web" }));
+    const w = await c.watch(prefix, {
+      resourceVersion: "0",
+      predicate: newSelectionPredicate("app=web", ""),
+      recursive: true,
+    });
+    const left = await c.guaranteedUpdate(key("a"), {}, (cur) => {
+      const o = structuredClone(cur as KubeObject);
+      o.metadata.labels = { app: "db" };
+      return o;
+    });
+    const events = await nextEvents(w, 2);
+    expect(summary(events)).toBe(
+      `[ADDED a@${Number(left.metadata.resourceVersion) - 1}, DELETED a@${left.metadata.resourceVersion}]`,
+    );
+    expect(events[1].object.metadata.labels).toEqual({ app: "web" });
+    w.stop();
+  });
+
+  it("sends BOOKMARKs at the bookmark frequency, and one 2 s before a watch's deadline", async () => {
+    const c = await newCacher({ bookmarkFrequencyMs: 100, bookmarkTickMs: 20 });
+    const a = await c.create(key("a"), pod("a"));
+    await cacheAt(c, a.metadata.resourceVersion);
+    const w = await c.watch(prefix, {
+      resourceVersion: a.metadata.resourceVersion,
+      predicate: everything,
+      recursive: true,
+      allowWatchBookmarks: true,
+    });
+    const [b1, b2] = await nextEvents(w, 2, 2000);
+    expect([b1.type, b2.type]).toEqual(["BOOKMARK", "BOOKMARK"]);
+    expect(b1.object.metadata.resourceVersion).toBe(a.metadata.resourceVersion);
+    w.stop();
+
+    const slow = await newCacher({ bookmarkFrequencyMs: 60_000, bookmarkTickMs: 20 });
+    const started = Date.now();
+    const nearDeadline = await slow.watch(prefix, {
+      resourceVersion: "0",
+      predicate: newSelectionPredicate("app=none", ""),
+      recursive: true,
+      allowWatchBookmarks: true,
+      deadline: started + 2300,
+    });
+    const [bm] = await nextEvents(nearDeadline, 1, 2000);
+    expect(bm.type).toBe("BOOKMARK");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    nearDeadline.stop();
+
+    const none = await c.watch(prefix, { resourceVersion: "0", predicate: everything, recursive: true });
+    await nextEvents(none, 1); // the ADDED of a; then nothing, since it did not ask for bookmarks
+    expect(await watchEnded(none, 300)).toBe(false);
+    none.stop();
+  });
+});

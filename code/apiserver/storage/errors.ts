@@ -1,0 +1,124 @@
+/**
+ * Storage errors — the failures of the storage layer, already in the words the API server sends.
+ *
+ * Solves:
+ * - upstream's storage returns StorageErrors (key not found, key exists, invalid object …) that
+ *   the registry turns into API errors (storeerr.InterpretGetError and friends); our storage
+ *   speaks StatusErrors directly, so those two steps are folded into the functions here, and the
+ *   messages come out as a client of kube-apiserver v1.32 reads them;
+ * - a failed precondition is a Conflict whose message quotes the StorageError text verbatim —
+ *   `Operation cannot be fulfilled on pods "web": StorageError: invalid object, Code: 4, Key:
+ *   /registry/pods/default/web, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID
+ *   in precondition: 1, UID in object meta: 2` — because that is what upstream prints.
+ *
+ * Invariants:
+ * - every function returns (never throws) a StatusError with upstream's reason, code and message.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/errors.go (StorageError, NewInvalidObjError, NewTooLargeResourceVersionError)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/interfaces.go (Preconditions.Check)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go (expiredList, expiredWatch, continueExpired, inconsistentContinue)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/errors/storage.go (InterpretGetError, InterpretUpdateError: InvalidObj → Conflict)
+ * @chapter 02-apiserver
+ */
+import type { KubeObject } from "../../api/meta.ts";
+import {
+  type GroupResource,
+  newConflict,
+  newResourceExpired,
+  newTimeoutError,
+  StatusError,
+} from "../errors.ts";
+import type { Preconditions } from "./interfaces.ts";
+
+// #region expired-messages
+/** A list at a resourceVersion that compaction removed. */
+export const expiredList = "The resourceVersion for the provided list is too old.";
+/** A watch from a resourceVersion that compaction removed (the etcd3 store's wording). */
+export const expiredWatch = "The resourceVersion for the provided watch is too old.";
+export const continueExpired =
+  "The provided continue parameter is too old to display a consistent list result. " +
+  "You can start a new list without the continue parameter.";
+export const inconsistentContinue =
+  "The provided continue parameter is too old to display a consistent list result. " +
+  "You can start a new list without the continue parameter, or use the continue token in this " +
+  "response to retrieve the remainder of the results. Continuing with the provided token results " +
+  "in an inconsistent list - objects that were created, modified, or deleted between the time the " +
+  "first chunk was returned and now may show up in the list.";
+
+/** The watch cache's wording: the oldest resourceVersion it can still replay from is `oldest`. */
+export function tooOldResourceVersion(requested: number, oldest: number): StatusError {
+  return newResourceExpired(`too old resource version: ${requested} (${oldest})`);
+}
+// #endregion expired-messages
+
+/** NewTooLargeResourceVersionError: a read that wants a revision the store has not reached. */
+export function tooLargeResourceVersion(minimum: number, current: number, retrySeconds: number): StatusError {
+  const err = newTimeoutError(`Too large resource version: ${minimum}, current: ${current}`, retrySeconds);
+  err.status.details = {
+    ...err.status.details,
+    causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+  };
+  return err;
+}
+
+/** NewTooManyRequests: try again after `retryAfterSeconds` (429). */
+export function tooManyRequests(message: string, retryAfterSeconds: number): StatusError {
+  return new StatusError({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason: "TooManyRequests",
+    details: { retryAfterSeconds },
+    code: 429,
+  });
+}
+
+/** The name part of a key: `/registry/pods/default/web` → `web`. */
+export function nameOfKey(key: string): string {
+  return key.slice(key.lastIndexOf("/") + 1);
+}
+
+// #region preconditions
+/**
+ * Preconditions.Check: the delete or update goes ahead only if the stored object still has the
+ * UID and resourceVersion the client named — "delete the pod I looked at, not one recreated with
+ * the same name since". A failure is a Conflict (the registry's InterpretUpdateError).
+ */
+export function checkPreconditions(
+  gr: GroupResource,
+  key: string,
+  obj: KubeObject | undefined,
+  p: Preconditions | undefined,
+): StatusError | undefined {
+  if (!p) return undefined;
+  const uid = obj?.metadata.uid ?? "";
+  const rv = obj?.metadata.resourceVersion ?? "";
+  let msg: string | undefined;
+  if (p.uid !== undefined && p.uid !== uid) {
+    msg = `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${uid}`;
+  } else if (p.resourceVersion !== undefined && p.resourceVersion !== rv) {
+    msg = `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${rv}`;
+  }
+  if (msg === undefined) return undefined;
+  const storageError = `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: ${msg}`;
+  return newConflict(gr, nameOfKey(key), storageError);
+}
+// #endregion preconditions
+
+/**
+ * An error that upstream's handler reports as 500 with no reason (responsewriters' ErrorToAPIStatus
+ * for a plain Go error): the text is the error's own.
+ */
+export function unknownError(message: string): StatusError {
+  return new StatusError({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason: "",
+    code: 500,
+  });
+}

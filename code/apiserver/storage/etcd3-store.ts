@@ -1,0 +1,631 @@
+/**
+ * Etcd3Store — storage.Interface over etcd: Kubernetes objects as JSON values under
+ * `/registry/<resource>/<namespace>/<name>`, with etcd's revisions as resourceVersions.
+ *
+ * Solves:
+ * - create only if absent, update only if unchanged since read, delete only the object the
+ *   client meant: each is one etcd transaction that compares the key's revision, so two API
+ *   servers (or two requests) racing on one object cannot both win;
+ * - `resourceVersion` for free: an object's is the `mod_revision` of its key, a list's the
+ *   revision it was read at — so "list, then watch from the list's resourceVersion" misses
+ *   nothing and repeats nothing;
+ * - paged lists that are consistent across pages: every page after the first is read at the
+ *   first page's revision (the continue token carries it) until compaction removes it;
+ * - watch: etcd's key events become ADDED / MODIFIED / DELETED of objects, filtered by the
+ *   request's selectors — an object that stops matching is DELETED for that watcher.
+ *
+ * Invariants:
+ * - values in etcd never carry `metadata.resourceVersion` (it would be stale the moment it is
+ *   written); every object this store returns has it set to the key's `mod_revision`;
+ * - keys and prefixes come from the caller, whole (`/registry/pods/default/web`,
+ *   `/registry/pods/default`); a recursive read or watch covers `<prefix>/…` only;
+ * - errors are StatusErrors (NotFound, AlreadyExists, Conflict, Expired, Timeout, BadRequest),
+ *   worded as kube-apiserver words them after its registry has interpreted them.
+ *
+ * What upstream does differently: objects are stored as protobuf (JSON for custom resources),
+ * optionally encrypted by a transformer; GuaranteedUpdate may start from a cached object; Get/
+ * GetList count and trace everything; a corrupt object has its own error path.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go (store: Create, Get, GetList, GuaranteedUpdate, Delete, conditionalDelete, validateMinimumResourceVersion, GetCurrentResourceVersion)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go (watcher, watchChan: sync, startWatching, transform, progressNotifyEvent)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go (interpretListError, interpretWatchError, handleCompactedErrorForPaging)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/event.go (parseEvent)
+ * @chapter 02-apiserver
+ */
+import type { KubeObject } from "../../api/meta.ts";
+import type { KeyValue } from "../../store/kv.ts";
+import type { Compare, RangeResponse, WatchResponse } from "../../store/rpc.ts";
+import {
+  type GroupResource,
+  isStatusError,
+  newAlreadyExists,
+  newBadRequest,
+  newInternalError,
+  newNotFound,
+  newResourceExpired,
+  type StatusError,
+} from "../errors.ts";
+import { decodeContinue, encodeContinue } from "./continue.ts";
+import {
+  checkPreconditions,
+  continueExpired,
+  expiredList,
+  expiredWatch,
+  inconsistentContinue,
+  nameOfKey,
+  tooLargeResourceVersion,
+  unknownError,
+} from "./errors.ts";
+import {
+  type EtcdClient,
+  type EtcdWatch,
+  isCompactedError,
+  isFutureRevError,
+  isProgressNotify,
+} from "./etcd-client.ts";
+import type {
+  GetOptions,
+  Interface,
+  ListOptions,
+  ListResult,
+  Preconditions,
+  SelectionPredicate,
+  StorageWatchEvent,
+  UpdateFunc,
+  Watch,
+  WatchOptions,
+} from "./interfaces.ts";
+
+export interface Etcd3StoreOptions {
+  client: EtcdClient;
+  /** Names the resource in error messages (`pods "web" not found`). */
+  groupResource: GroupResource;
+  /** An empty object of the resource's kind, for BOOKMARK events (default: metadata only). */
+  newFunc?: () => KubeObject;
+  /**
+   * Ours: while a watch with bookmarks is open, ask etcd for a progress notification this
+   * often (0 = never; then bookmarks come only from etcd's own progress-notify interval).
+   */
+  progressRequestIntervalMs?: number;
+}
+
+/** Upstream's cap on how many keys one range of a paged, filtered list may ask for. */
+const maxLimit = 10000;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const bytes = (s: string): Uint8Array => encoder.encode(s);
+const text = (b: Uint8Array): string => decoder.decode(b);
+
+// #region keys-and-values
+/** clientv3.GetPrefixRangeEnd: the first key after every key that starts with `prefix`. */
+export function prefixRangeEnd(prefix: Uint8Array): Uint8Array {
+  const end = Uint8Array.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i] < 0xff) {
+      end[i]++;
+      return end.slice(0, i + 1);
+    }
+  }
+  return new Uint8Array([0]); // every byte 0xff: to the end of the keyspace
+}
+
+/** The object as stored: without resourceVersion, which etcd supplies as mod_revision. */
+export function encodeObject(obj: KubeObject): string {
+  const { resourceVersion: _ignored, ...metadata } = obj.metadata ?? {};
+  return JSON.stringify({ ...obj, metadata });
+}
+
+/** The stored JSON back into an object whose resourceVersion is `rev`. */
+export function decodeObject(value: Uint8Array | string, rev: number): KubeObject {
+  let obj: KubeObject;
+  try {
+    obj = JSON.parse(typeof value === "string" ? value : text(value)) as KubeObject;
+  } catch (e) {
+    throw newInternalError(`unable to decode an object from etcd: ${(e as Error).message}`);
+  }
+  obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(rev) };
+  return obj;
+}
+
+/**
+ * APIObjectVersioner.ParseResourceVersion: "" is 0; anything else must be an unsigned decimal.
+ * The message is what GetList answers with (BadRequest "invalid resource version: …").
+ */
+export function parseResourceVersion(rv: string | undefined): number {
+  if (rv === undefined || rv === "") return 0;
+  if (!/^[0-9]+$/.test(rv)) {
+    throw newBadRequest(
+      `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`,
+    );
+  }
+  const n = Number(rv);
+  if (!Number.isSafeInteger(n)) {
+    throw newBadRequest(
+      `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: value out of range`,
+    );
+  }
+  return n;
+}
+// #endregion keys-and-values
+
+/** What a key held when we last read it: the object, its mod_revision and its exact bytes. */
+interface ObjState {
+  obj?: KubeObject;
+  rev: number;
+  data?: string;
+}
+
+export class Etcd3Store implements Interface {
+  private readonly client: EtcdClient;
+  private readonly gr: GroupResource;
+  private readonly newFunc: () => KubeObject;
+  private readonly progressRequestIntervalMs: number;
+  private readonly watches = new Set<Watch>();
+
+  constructor(opts: Etcd3StoreOptions) {
+    this.client = guardClient(opts.client);
+    this.gr = opts.groupResource;
+    this.newFunc = opts.newFunc ?? (() => ({ metadata: {} }));
+    this.progressRequestIntervalMs = opts.progressRequestIntervalMs ?? 0;
+  }
+
+  // #region create
+  /**
+   * One txn: "if the key has never been written since its last delete (mod_revision = 0), put
+   * it". Two clients creating the same name both send it; etcd applies them in order and the
+   * second compare fails — AlreadyExists, with no read-then-write gap to race through.
+   */
+  async create(key: string, obj: KubeObject): Promise<KubeObject> {
+    if (obj.metadata?.resourceVersion) {
+      throw unknownError("resourceVersion should not be set on objects to be created");
+    }
+    const data = encodeObject(obj);
+    const resp = await this.client.txn({
+      compare: [notFound(key)],
+      success: [{ requestPut: { key: bytes(key), value: bytes(data) } }],
+      failure: [],
+    });
+    if (!resp.succeeded) throw newAlreadyExists(this.gr, nameOfKey(key));
+    return decodeObject(data, resp.header.revision);
+  }
+  // #endregion create
+
+  // #region get
+  async get(key: string, opts: GetOptions = {}): Promise<KubeObject | undefined> {
+    const resp = await this.client.range({ key: bytes(key) });
+    this.validateMinimumResourceVersion(opts.resourceVersion, resp.header.revision);
+    if (resp.kvs.length === 0) {
+      if (opts.ignoreNotFound) return undefined;
+      throw newNotFound(this.gr, nameOfKey(key));
+    }
+    return decodeObject(resp.kvs[0].value, resp.kvs[0].modRevision);
+  }
+
+  /**
+   * The storage.Interface promise "at least `resourceVersion`": a read served at an older
+   * revision than the client has already seen would travel back in time.
+   */
+  private validateMinimumResourceVersion(minimum: string | undefined, actual: number): void {
+    const min = parseResourceVersion(minimum);
+    if (min > actual) throw tooLargeResourceVersion(min, actual, 0);
+  }
+  // #endregion get
+
+  // #region get-list
+  /**
+   * List under a prefix (or the one key). Which revision is read:
+   * - a continue token: the token's revision (-1 in the token: the newest);
+   * - resourceVersionMatch=Exact: exactly `resourceVersion` (410 if compacted);
+   * - NotOlderThan, or "0": the newest, checked to be at least `resourceVersion`;
+   * - legacy (no match given): the newest, except a paged list with a resourceVersion, which is
+   *   read exactly there — as kube-apiserver has always done.
+   * With a limit, etcd is asked for `limit` keys at a time; when the selector filters some out,
+   * the next range asks for twice as many (up to 10 000), until the page is full or the keys
+   * run out.
+   */
+  async getList(key: string, opts: ListOptions): Promise<ListResult> {
+    const pred = opts.predicate;
+    let keyPrefix = key;
+    if (opts.recursive && !keyPrefix.endsWith("/")) keyPrefix += "/";
+    let startKey = opts.recursive ? keyPrefix : key;
+    const pageSize = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const paging = pageSize > 0;
+
+    // #region list-revision
+    let withRev = 0;
+    const continuing = opts.recursive && !!opts.continue;
+    if (continuing) {
+      const decoded = decodeContinue(opts.continue as string, keyPrefix);
+      if ("error" in decoded) throw newBadRequest(`invalid continue token: ${decoded.error}`);
+      startKey = decoded.key;
+      // rv > 0: the revision of the first page; rv < 0: the newest (after a compaction).
+      if (decoded.rv > 0) withRev = decoded.rv;
+    } else if (opts.resourceVersion) {
+      const fromRV = parseResourceVersion(opts.resourceVersion);
+      switch (opts.resourceVersionMatch ?? "") {
+        case "NotOlderThan":
+          break; // checked against the revision etcd answers at
+        case "Exact":
+          withRev = fromRV;
+          break;
+        case "":
+          if (opts.recursive && paging && fromRV > 0) withRev = fromRV;
+          break;
+        default:
+          throw newBadRequest(`unknown ResourceVersionMatch value: ${opts.resourceVersionMatch}`);
+      }
+    }
+    // #endregion list-revision
+
+    const rangeEnd = opts.recursive ? prefixRangeEnd(bytes(keyPrefix)) : undefined;
+    let limit = pageSize;
+    const items: KubeObject[] = [];
+    let lastKey = "";
+    let hasMore = false;
+    let lastCount = 0;
+    let validated = false;
+    for (;;) {
+      let resp: RangeResponse;
+      try {
+        resp = await this.client.range({
+          key: bytes(startKey),
+          rangeEnd,
+          limit: paging ? limit : 0,
+          revision: withRev,
+        });
+      } catch (e) {
+        if (isFutureRevError(e)) {
+          throw tooLargeResourceVersion(withRev, Number(await this.currentResourceVersion()), 0);
+        }
+        throw this.interpretListError(e, continuing, startKey, keyPrefix);
+      }
+      if (!validated) {
+        this.validateMinimumResourceVersion(continuing ? "" : opts.resourceVersion, resp.header.revision);
+        validated = true;
+      }
+      hasMore = resp.more;
+      lastCount = resp.count;
+      if (resp.kvs.length === 0 && hasMore) {
+        throw newInternalError("no results were found, but etcd indicated there were more values remaining");
+      }
+      for (const kv of resp.kvs) {
+        if (paging && items.length >= pageSize) {
+          hasMore = true;
+          break;
+        }
+        lastKey = text(kv.key);
+        const obj = decodeObject(kv.value, kv.modRevision);
+        if (pred.empty || pred.matches(obj)) items.push(obj);
+      }
+      // Every later range of this list reads the same revision as the first.
+      if (withRev === 0) withRev = resp.header.revision;
+      if (!hasMore || !paging || items.length >= pageSize) break;
+      // The selector dropped some: ask for more at once, but never unboundedly many.
+      if (limit < maxLimit) limit = Math.min(limit * 2, maxLimit);
+      startKey = `${lastKey}\x00`;
+    }
+
+    const result: ListResult = { items, resourceVersion: String(withRev) };
+    if (hasMore) {
+      // The next page starts right after the last key examined (matched or not).
+      result.continue = encodeContinue(`${lastKey}\x00`, keyPrefix, withRev);
+      // etcd's count ignores the selector: a count is reported only when nothing was filtered.
+      if (pred.empty) result.remainingItemCount = lastCount - pageSize;
+    }
+    return result;
+  }
+
+  /** interpretListError: a compacted revision is 410 Expired; a compacted continue also gets a fresh token. */
+  private interpretListError(
+    e: unknown,
+    continuing: boolean,
+    continueKey: string,
+    keyPrefix: string,
+  ): unknown {
+    if (!isCompactedError(e)) return e;
+    if (!continuing) return newResourceExpired(expiredList);
+    let token: string;
+    try {
+      // rv -1: "go on from where you were, at the newest revision" — consistent no longer.
+      token = encodeContinue(continueKey, keyPrefix, -1);
+    } catch {
+      return newResourceExpired(continueExpired);
+    }
+    const err = newResourceExpired(inconsistentContinue);
+    err.status.metadata = { continue: token };
+    return err;
+  }
+  // #endregion get-list
+
+  // #region guaranteed-update
+  /**
+   * Optimistic concurrency: read, let the caller compute the new object, write it only if the
+   * key's mod_revision is still the one read; if not, start over from what etcd answered in the
+   * same txn. The caller's preconditions are checked against every version it is shown. An
+   * update that changes nothing writes nothing (the resourceVersion stays).
+   */
+  async guaranteedUpdate(
+    key: string,
+    opts: { preconditions?: Preconditions; ignoreNotFound?: boolean },
+    tryUpdate: UpdateFunc,
+  ): Promise<KubeObject> {
+    let state = await this.getState(key, opts.ignoreNotFound ?? false);
+    for (;;) {
+      const preconditionError = checkPreconditions(this.gr, key, state.obj, opts.preconditions);
+      if (preconditionError) throw preconditionError;
+      const updated = await tryUpdate(state.obj ? structuredClone(state.obj) : undefined);
+      const data = encodeObject(updated);
+      if (state.obj && data === state.data) return state.obj;
+
+      const resp = await this.client.txn({
+        compare: [modRevisionIs(key, state.rev)],
+        success: [{ requestPut: { key: bytes(key), value: bytes(data) } }],
+        failure: [{ requestRange: { key: bytes(key) } }],
+      });
+      if (resp.succeeded) return decodeObject(data, resp.header.revision);
+      // Lost the race: the failure branch read the key in the same txn, so no extra round trip.
+      state = this.stateFrom(key, resp.responses[0]?.responseRange, opts.ignoreNotFound ?? false);
+    }
+  }
+
+  private async getState(key: string, ignoreNotFound: boolean): Promise<ObjState> {
+    return this.stateFrom(key, await this.client.range({ key: bytes(key) }), ignoreNotFound);
+  }
+
+  private stateFrom(key: string, resp: RangeResponse | undefined, ignoreNotFound: boolean): ObjState {
+    const kv = resp?.kvs[0];
+    if (!kv) {
+      if (!ignoreNotFound) throw newNotFound(this.gr, nameOfKey(key));
+      return { rev: 0 };
+    }
+    const data = text(kv.value);
+    return { obj: decodeObject(data, kv.modRevision), rev: kv.modRevision, data };
+  }
+  // #endregion guaranteed-update
+
+  // #region delete
+  /**
+   * conditionalDelete: check the preconditions and the caller's validation against the current
+   * object, then delete only if it is still that object; otherwise look again.
+   */
+  async delete(
+    key: string,
+    preconditions?: Preconditions,
+    validateDeletion?: (current: KubeObject) => void | Promise<void>,
+  ): Promise<KubeObject> {
+    let state = await this.getState(key, false);
+    for (;;) {
+      const obj = state.obj as KubeObject;
+      const preconditionError = checkPreconditions(this.gr, key, obj, preconditions);
+      if (preconditionError) throw preconditionError;
+      if (validateDeletion) await validateDeletion(structuredClone(obj));
+      const resp = await this.client.txn({
+        compare: [modRevisionIs(key, state.rev)],
+        success: [{ requestDeleteRange: { key: bytes(key) } }],
+        failure: [{ requestRange: { key: bytes(key) } }],
+      });
+      if (resp.succeeded) return decodeObject(state.data as string, resp.header.revision);
+      state = this.stateFrom(key, resp.responses[0]?.responseRange, false);
+    }
+  }
+  // #endregion delete
+
+  async currentResourceVersion(): Promise<string> {
+    const resp = await this.client.range({ key: bytes("/"), countOnly: true });
+    return String(resp.header.revision);
+  }
+
+  // #region watch
+  /**
+   * A watch from `resourceVersion`: "" or "0" first lists what exists now (ADDED events) and then
+   * watches from just after that list; N watches everything after N.
+   */
+  async watch(key: string, opts: WatchOptions): Promise<Watch> {
+    const initialRev = parseResourceVersion(opts.resourceVersion);
+    let prefix = key;
+    if (opts.recursive && !prefix.endsWith("/")) prefix += "/";
+    const keyBytes = bytes(opts.recursive ? prefix : key);
+    const rangeEnd = opts.recursive ? prefixRangeEnd(keyBytes) : undefined;
+
+    const initial: StorageWatchEvent[] = [];
+    let startRevision = initialRev + 1;
+    if (initialRev === 0) {
+      // sync(): the current state, as if every object had just been added.
+      const resp = await this.client.range({ key: keyBytes, rangeEnd });
+      for (const kv of resp.kvs) {
+        const obj = decodeObject(kv.value, kv.modRevision);
+        if (opts.predicate.empty || opts.predicate.matches(obj)) initial.push({ type: "ADDED", object: obj });
+      }
+      startRevision = resp.header.revision + 1;
+    }
+    const etcdWatch = this.client.watch({
+      key: keyBytes,
+      rangeEnd,
+      startRevision,
+      prevKv: true,
+      progressNotify: !!opts.allowWatchBookmarks,
+    });
+    const w = new EtcdWatchChan(etcdWatch, opts.predicate, initial, {
+      bookmarks: !!opts.allowWatchBookmarks,
+      newFunc: this.newFunc,
+      progressRequestIntervalMs: this.progressRequestIntervalMs,
+      onStop: () => this.watches.delete(w),
+    });
+    this.watches.add(w);
+    return w;
+  }
+  // #endregion watch
+
+  async close(): Promise<void> {
+    for (const w of [...this.watches]) w.stop();
+  }
+}
+
+// #region guard-client
+/**
+ * The client as the store uses it: a compacted or future revision stays an EtcdError (the
+ * callers turn those into 410 and 504 with context); any other failure — etcd unreachable, a
+ * request etcd refused — becomes a 500 InternalError carrying etcd's text, so the handler
+ * always gets a Status to send.
+ */
+function guardClient(client: EtcdClient): EtcdClient {
+  const guard = <T>(p: Promise<T>): Promise<T> =>
+    p.catch((e: unknown) => {
+      if (isCompactedError(e) || isFutureRevError(e) || isStatusError(e)) throw e;
+      throw newInternalError((e as Error)?.message ?? String(e));
+    });
+  return {
+    range: (r) => guard(client.range(r)),
+    txn: (r) => guard(client.txn(r)),
+    compact: (rev) => guard(client.compact(rev)),
+    watch: (r) => client.watch(r),
+    close: () => client.close(),
+  };
+}
+// #endregion guard-client
+
+function notFound(key: string): Compare {
+  return { key: bytes(key), target: "MOD", result: "EQUAL", modRevision: 0 };
+}
+
+function modRevisionIs(key: string, rev: number): Compare {
+  return { key: bytes(key), target: "MOD", result: "EQUAL", modRevision: rev };
+}
+
+/** A Status as the object of an ERROR event. */
+export function errorEvent(err: StatusError): StorageWatchEvent {
+  return { type: "ERROR", object: err.status as unknown as KubeObject };
+}
+
+// #region watch-chan
+/**
+ * One watch: etcd's responses, pulled only as fast as the consumer reads them (etcd buffers or
+ * stalls the watcher meanwhile), each turned into the events this watcher may see.
+ */
+class EtcdWatchChan implements Watch {
+  private readonly pending: StorageWatchEvent[];
+  private stopped = false;
+  private timer?: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly etcdWatch: EtcdWatch,
+    private readonly predicate: SelectionPredicate,
+    initial: StorageWatchEvent[],
+    private readonly opts: {
+      bookmarks: boolean;
+      newFunc: () => KubeObject;
+      progressRequestIntervalMs: number;
+      onStop: () => void;
+    },
+  ) {
+    this.pending = initial;
+    if (opts.bookmarks && opts.progressRequestIntervalMs > 0) {
+      this.timer = setInterval(() => etcdWatch.requestProgress(), opts.progressRequestIntervalMs);
+      this.timer.unref?.();
+    }
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.etcdWatch.close();
+    this.opts.onStop();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
+    try {
+      while (!this.stopped) {
+        const ev = this.pending.shift();
+        if (ev) {
+          yield ev;
+          continue;
+        }
+        let resp: WatchResponse | undefined;
+        try {
+          resp = await this.etcdWatch.next();
+        } catch (e) {
+          if (!this.stopped) yield errorEvent(interpretWatchError(e));
+          return;
+        }
+        if (!resp || this.stopped) return;
+        const end = this.handle(resp);
+        if (end) {
+          yield* this.pending.splice(0);
+          yield end;
+          return;
+        }
+      }
+    } finally {
+      this.stop();
+    }
+  }
+
+  /** Queues the events of one response; returns the ERROR event that ends the watch, if any. */
+  private handle(resp: WatchResponse): StorageWatchEvent | undefined {
+    if (resp.canceled) {
+      // A watch from a compacted revision is cancelled with the oldest revision left.
+      if (resp.compactRevision > 0) return errorEvent(newResourceExpired(expiredWatch));
+      return errorEvent(newInternalError(resp.cancelReason || "etcd watch was cancelled"));
+    }
+    if (resp.created) return undefined;
+    if (isProgressNotify(resp)) {
+      if (this.opts.bookmarks) {
+        const obj = this.opts.newFunc();
+        obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(resp.header.revision) };
+        this.pending.push({ type: "BOOKMARK", object: obj });
+      }
+      return undefined;
+    }
+    for (const ev of resp.events) {
+      const out = transform(ev.type, ev.kv, ev.prevKv, this.predicate);
+      if (out) this.pending.push(out);
+    }
+    return undefined;
+  }
+}
+
+/** interpretWatchError: compaction is 410 Expired; anything else an internal error. */
+function interpretWatchError(e: unknown): StatusError {
+  if (isCompactedError(e)) return newResourceExpired(expiredWatch);
+  if (isStatusError(e)) return e;
+  return newInternalError((e as Error)?.message ?? String(e));
+}
+
+// #region transform
+/**
+ * One etcd event as this watcher sees it. A PUT is ADDED if the key was just created; otherwise
+ * the old and new objects are both tested: matched before and after → MODIFIED; only after →
+ * ADDED (it entered the selection); only before → DELETED (it left, and the watcher must drop
+ * it). A deletion carries the object as it was, at the deletion's revision.
+ */
+export function transform(
+  type: "PUT" | "DELETE",
+  kv: KeyValue,
+  prevKv: KeyValue | undefined,
+  pred: SelectionPredicate,
+): StorageWatchEvent | undefined {
+  const rev = kv.modRevision;
+  const test = (o: KubeObject) => pred.empty || pred.matches(o);
+  if (type === "DELETE") {
+    if (!prevKv) return undefined; // its old value was compacted away: nothing to show
+    const old = decodeObject(prevKv.value, rev);
+    return test(old) ? { type: "DELETED", object: old } : undefined;
+  }
+  const cur = decodeObject(kv.value, rev);
+  if (kv.createRevision === kv.modRevision) {
+    return test(cur) ? { type: "ADDED", object: cur } : undefined;
+  }
+  // Not a creation, but etcd could not give the old value (compacted): judge by the new one.
+  // (Upstream sends an ERROR event here instead.)
+  if (!prevKv) return test(cur) ? { type: "MODIFIED", object: cur } : undefined;
+  const curPasses = test(cur);
+  const oldPasses = test(decodeObject(prevKv.value, rev));
+  if (curPasses && oldPasses) return { type: "MODIFIED", object: cur };
+  if (curPasses) return { type: "ADDED", object: cur };
+  if (oldPasses) return { type: "DELETED", object: decodeObject(prevKv.value, rev) };
+  return undefined;
+}
+// #endregion transform
+// #endregion watch-chan

@@ -1,0 +1,198 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { describeWithTools } from "../../scripts/external-tools.ts";
+import { FlagError, parseAPIServerFlags } from "./kube-apiserver.ts";
+
+describe("parseAPIServerFlags", () => {
+  it("gives the defaults: embedded store in memory on 127.0.0.1:8080", () => {
+    expect(parseAPIServerFlags([])).toEqual({
+      run: {
+        etcdServers: undefined,
+        dataDir: undefined,
+        insecurePort: 8080,
+        insecureBindAddress: "127.0.0.1",
+        watchCache: true,
+        compactionIntervalMs: 300_000,
+        verbosity: 3,
+      },
+    });
+  });
+
+  it("reads --flag=value and --flag value", () => {
+    expect(
+      parseAPIServerFlags([
+        "--etcd-servers=http://127.0.0.1:2379,http://127.0.0.1:22379",
+        "--insecure-port",
+        "0",
+        "--insecure-bind-address=0.0.0.0",
+        "--watch-cache=false",
+        "--etcd-compaction-interval=1m30s",
+        "-v",
+        "0",
+      ]),
+    ).toEqual({
+      run: {
+        etcdServers: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"],
+        dataDir: undefined,
+        insecurePort: 0,
+        insecureBindAddress: "0.0.0.0",
+        watchCache: false,
+        compactionIntervalMs: 90_000,
+        verbosity: 0,
+      },
+    });
+    expect(parseAPIServerFlags(["--data-dir", "/tmp/x"])).toMatchObject({ run: { dataDir: "/tmp/x" } });
+  });
+
+  it("refuses bad flags in one line that says what to do", () => {
+    const err = (argv: string[]) => {
+      const r = parseAPIServerFlags(argv);
+      return r instanceof FlagError ? r.message : `no error: ${JSON.stringify(r)}`;
+    };
+    expect(err(["--secure-port=6443"])).toMatch(
+      /^kube-apiserver: unknown flag: --secure-port: remove it; this kube-apiserver knows --etcd-servers, /,
+    );
+    expect(err(["--insecure-port=http"])).toBe(
+      'kube-apiserver: invalid argument "http" for --insecure-port: use a port number from 0 to 65535',
+    );
+    expect(err(["--etcd-servers=127.0.0.1:2379"])).toContain("write it as http://host:port");
+    expect(err(["--etcd-compaction-interval=5 minutes"])).toContain("use a duration such as 5m0s");
+    expect(err(["--etcd-servers"])).toBe("kube-apiserver: flag needs an argument: --etcd-servers");
+    expect(err(["serve"])).toContain('unexpected argument "serve"');
+    expect(parseAPIServerFlags(["--help"])).toMatchObject({
+      print: expect.stringContaining("--insecure-port"),
+    });
+  });
+});
+
+const entry = fileURLToPath(new URL("./kube-apiserver.ts", import.meta.url));
+
+function run(args: string[]): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const exit = new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { child, stderr: () => stderr, exit };
+}
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function servingURL(stderr: string): string {
+  const m = /Serving insecurely on (\S+)/.exec(stderr);
+  if (!m) throw new Error(`no ready line in: ${stderr}`);
+  return `http://${m[1]}`;
+}
+
+describe("the kube-apiserver command", () => {
+  it("prints its ready line, serves, logs requests, and exits 0 on SIGTERM", async () => {
+    const p = run(["--insecure-port=0"]);
+    try {
+      await waitFor(() => p.stderr().includes("Serving insecurely on"), "the ready line");
+      const url = servingURL(p.stderr());
+      const list = await (await fetch(`${url}/api/v1/namespaces`)).json();
+      expect(list.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toContain("kube-system");
+      // An open watch must not hold up the shutdown.
+      const watch = await fetch(`${url}/api/v1/pods?watch=true`);
+      expect(watch.status).toBe(200);
+      await waitFor(
+        () => p.stderr().includes('verb="LIST" URI="/api/v1/namespaces"'),
+        "the request log line",
+      );
+      p.child.kill("SIGTERM");
+      expect(await p.exit).toBe(0);
+      expect(p.stderr()).toContain("Received SIGTERM; shutting down");
+    } finally {
+      p.child.kill("SIGKILL");
+    }
+  });
+
+  it("exits 2 with one line for a bad flag", async () => {
+    const p = run(["--insecure-port=http"]);
+    expect(await p.exit).toBe(2);
+    expect(p.stderr().trim().split("\n")).toHaveLength(1);
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describeWithTools("kube-apiserver --etcd-servers with the real etcd", ["etcd"], (tools) => {
+  it("keeps its objects in etcd: they outlive the API server", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "apiserver-etcd-"));
+    const port = await freePort();
+    const peer = await freePort();
+    const etcdURL = `http://127.0.0.1:${port}`;
+    const etcd = spawn(
+      tools.etcd.path as string,
+      [
+        `--data-dir=${join(dir, "etcd")}`,
+        `--listen-client-urls=${etcdURL}`,
+        `--advertise-client-urls=${etcdURL}`,
+        `--listen-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-cluster=default=http://127.0.0.1:${peer}`,
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let etcdLog = "";
+    etcd.stderr?.on("data", (d) => {
+      etcdLog += d;
+    });
+    try {
+      await waitFor(() => etcdLog.includes("ready to serve client requests"), "etcd");
+      const first = run([`--etcd-servers=${etcdURL}`, "--insecure-port=0"]);
+      await waitFor(() => first.stderr().includes("Serving insecurely on"), "the first API server");
+      const created = await fetch(`${servingURL(first.stderr())}/api/v1/namespaces/default/configmaps`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "kept" },
+          data: { a: "b" },
+        }),
+      });
+      expect(created.status).toBe(201);
+      first.child.kill("SIGTERM");
+      expect(await first.exit).toBe(0);
+
+      const second = run([`--etcd-servers=${etcdURL}`, "--insecure-port=0"]);
+      try {
+        await waitFor(() => second.stderr().includes("Serving insecurely on"), "the second API server");
+        const got = await (
+          await fetch(`${servingURL(second.stderr())}/api/v1/namespaces/default/configmaps/kept`)
+        ).json();
+        expect(got.data).toEqual({ a: "b" });
+        second.child.kill("SIGTERM");
+        expect(await second.exit).toBe(0);
+      } finally {
+        second.child.kill("SIGKILL");
+      }
+    } finally {
+      etcd.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

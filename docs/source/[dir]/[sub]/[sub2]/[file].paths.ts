@@ -1,0 +1,21 @@
+/**
+ * The dynamic route behind /docs/source/dir/sub/sub2/file: annotated-source pages for files whose path
+ * below code/ has 4 parts (see scripts/source-pages.ts; one route file per depth, as VitePress routes match
+ * whole path segments).
+ *
+ * @upstream none — course tooling (a VitePress dynamic route)
+ * @chapter 00-life-of-a-pod
+ */
+import { sourcePages } from "../../../../../scripts/source-pages.ts";
+
+export default {
+  watch: ["../../../../../code/**/*.ts"],
+  paths() {
+    return sourcePages()
+      .filter((p) => p.segments.length === 4)
+      .map(({ segments: s, markdown }) => ({
+        params: { dir: s[0], sub: s[1], sub2: s[2], file: s[3] },
+        content: markdown,
+      }));
+  },
+};
