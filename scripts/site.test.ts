@@ -10,7 +10,7 @@ import {
 import type { Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findSnippetRefs } from "../.vitepress/snippets.ts";
 import { listChapters, root } from "./course.ts";
@@ -129,6 +129,17 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
   let browser: Browser;
   let server: Server;
   let base: string;
+  const idleTabs: Page[] = [];
+  const waitingForTab: ((tab: Page) => void)[] = [];
+  /** Console errors and page errors of a pooled tab since it was last handed out. */
+  const tabErrors = new WeakMap<Page, string[]>();
+  const acquireTab = (): Promise<Page> =>
+    idleTabs.length ? Promise.resolve(idleTabs.pop()!) : new Promise((r) => waitingForTab.push(r));
+  const releaseTab = (tab: Page) => {
+    const next = waitingForTab.shift();
+    if (next) next(tab);
+    else idleTabs.push(tab);
+  };
 
   beforeAll(async () => {
     expect(build.code, "the site must build first").toBe(0);
@@ -143,6 +154,16 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
         "--disable-background-networking",
       ],
     });
+    for (let i = 0; i < 4; i++) {
+      const tab = await browser.newPage();
+      const errors: string[] = [];
+      tabErrors.set(tab, errors);
+      tab.on("console", (msg) => {
+        if (msg.type() === "error" && !/favicon/i.test(msg.text())) errors.push(msg.text());
+      });
+      tab.on("pageerror", (err) => errors.push(String(err)));
+      idleTabs.push(tab);
+    }
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -154,12 +175,10 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
       const source = page.markdown;
       const diagrams = (source.match(/^```mermaid\s*$/gm) ?? []).length;
       const snippets = findSnippetRefs(source).length;
-      const tab = await browser.newPage();
-      const errors: string[] = [];
-      tab.on("console", (msg) => {
-        if (msg.type() === "error" && !/favicon/i.test(msg.text())) errors.push(msg.text());
-      });
-      tab.on("pageerror", (err) => errors.push(String(err)));
+      // A tab from the pool: opening and closing a tab per page costs more than the page itself.
+      const tab = await acquireTab();
+      const errors = tabErrors.get(tab)!;
+      errors.length = 0;
       try {
         const res = await tab.goto(base + page.url, { waitUntil: "load" });
         expect(res?.status()).toBe(200);
@@ -195,7 +214,7 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
         expect(blocks.filter((n) => n === 0).length, "empty code blocks").toBe(0);
         expect(errors).toEqual([]);
       } finally {
-        await tab.close();
+        releaseTab(tab);
       }
     }, 60_000);
   }

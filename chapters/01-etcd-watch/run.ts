@@ -26,7 +26,7 @@
  * @chapter 01-etcd-watch
  */
 import { spawn } from "node:child_process";
-import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBytes, toText } from "../../code/store/bytes.ts";
@@ -385,7 +385,8 @@ async function durability(): Promise<void> {
     await file.sync();
   };
   const logged: string[] = [];
-  const options = { fsync, log: (line: string) => logged.push(line) };
+  // 1 MiB segments instead of the default 64 MB: the demo reads and rewrites the whole file.
+  const options = { fsync, log: (line: string) => logged.push(line), segmentBytes: 1 << 20 };
   const payload = (rev: number) => toBytes(`txn at revision ${rev}`);
   try {
     const opened = await WAL.open(dir, options);
@@ -403,9 +404,12 @@ async function durability(): Promise<void> {
     await wal.close();
 
     const segment = join(dir, (await readdir(dir)).find((n) => n.endsWith(".wal"))!);
-    // A crash in the middle of the next write: only the first 20 bytes of its frame reached the file.
+    // A crash in the middle of the next write: only the first 20 bytes of its frame reached the
+    // file, right after the 20 records (the rest of the preallocated segment is zeros).
     const torn = encodeFrame({ revision: 22, payload: payload(22) }, 0).bytes.subarray(0, 20);
-    await appendFile(segment, torn);
+    const written = new Uint8Array(await readFile(segment));
+    written.set(torn, frameOffset(written, 20));
+    await writeFile(segment, written);
     const reopened = await WAL.open(dir, options);
     if (reopened instanceof Error) throw reopened;
     say(

@@ -216,12 +216,19 @@ describe("client-node informer against the API server (watch cache on)", () => {
       const watchLines = () => logs.filter((l) => l.includes(`URI="${base}?watch=true`));
       await waitFor("the first watch's end", () => watchLines().length === 1, 6000);
       expect(watchLines()[0]).toContain(`resourceVersion=${listRv}&`);
+      // The resumed watch is logged when it ends: at its own 3 s timeout. Stopping the informer
+      // before that could come before the resume was even sent (on a loaded machine), so wait.
+      await waitFor(
+        "the second watch's log line",
+        () =>
+          logs.some(
+            (l) => l.includes(`URI="${base}?watch=true`) && !l.includes(`resourceVersion=${listRv}&`),
+          ),
+        10_000,
+      );
     } finally {
       await informer.stop();
     }
-    await waitFor("the second watch's log line", () =>
-      logs.some((l) => l.includes(`URI="${base}?watch=true`) && !l.includes(`resourceVersion=${listRv}&`)),
-    );
     const resumed = logs.filter((l) => l.includes(`URI="${base}?watch=true`))[1];
     expect(Number(/resourceVersion=(\d+)/.exec(resumed)?.[1])).toBeGreaterThanOrEqual(
       Number(

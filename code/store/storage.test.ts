@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { appendFile, mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, open as openFile, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -228,7 +228,13 @@ describe("storage: a torn write at the end of the log", () => {
       .sort()
       .at(-1)!;
     const torn = encodeFrame({ revision: 7, payload: b('{"v":1,"type":"txn","rev":7,"changes":[]}') }, 0);
-    await appendFile(join(dir, segment), torn.bytes.subarray(0, 20));
+    // Where the next record would go: segments are preallocated, so that is right after the last
+    // record (frames are 8-byte aligned, and each payload, JSON, ends in a non-zero '}').
+    const path = join(dir, segment);
+    const end = (await readFile(path)).findLastIndex((byte) => byte !== 0) + 1;
+    const file = await openFile(path, "r+");
+    await file.write(torn.bytes, 0, 20, Math.ceil(end / 8) * 8);
+    await file.close();
 
     const second = await open(dir);
     expect(second.lines.some((l) => l.includes("torn write at the end of the log"))).toBe(true);

@@ -18,8 +18,11 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
+/** Smaller than the default 64 MB, so that each test does not write 128 MB of zeros. */
+const segmentBytes = 256 * 1024;
+
 async function openOk(dir: string, options: WALOptions = {}): Promise<RecoveredWAL> {
-  const opened = await WAL.open(dir, { log: () => {}, ...options });
+  const opened = await WAL.open(dir, { log: () => {}, segmentBytes, ...options });
   if (opened instanceof WALError || opened instanceof SnapError) throw opened;
   return opened;
 }
@@ -32,7 +35,7 @@ async function replay(dir: string): Promise<WALRecord[]> {
 }
 
 async function openError(dir: string): Promise<WALError> {
-  const opened = await WAL.open(dir, { log: () => {} });
+  const opened = await WAL.open(dir, { log: () => {}, segmentBytes });
   if (!(opened instanceof WALError)) throw new Error(`expected a WALError, got ${String(opened)}`);
   return opened;
 }
@@ -43,6 +46,8 @@ function countingFsync() {
     calls: [] as string[],
     gate: undefined as Promise<void> | undefined,
     fsync: async (file: FileHandle, path: string) => {
+      // The next segment, prepared in the background (wal.ts, SegmentPipeline), is not a batch.
+      if (path.endsWith("next.wal.tmp")) return file.sync();
       hook.calls.push(path);
       if (hook.gate) await hook.gate;
       await file.sync();
@@ -234,13 +239,6 @@ describe("WAL: torn tail", () => {
         await writeFile(path, bytes);
       },
     },
-    {
-      reason: "zero-filled tail",
-      damage: async (path) => {
-        await truncate(path, lastStart);
-        await appendFile(path, new Uint8Array(4096));
-      },
-    },
   ];
 
   for (const shape of tornShapes) {
@@ -253,10 +251,14 @@ describe("WAL: torn tail", () => {
       const reopened = await openOk(dir, { log: (line) => lines.push(line) });
       expect(reopened.records).toEqual(records.slice(0, 3));
       expect(lines).toEqual([
-        `wal: ${path}: torn write at the end of the log (${shape.reason}): truncated at offset ${lastStart}, ` +
-          `dropped ${damagedSize - lastStart} bytes. They were never fsynced, so no acknowledged write is lost.`,
+        `wal: ${path}: torn write at the end of the log (${shape.reason}): zeroed from offset ${lastStart} ` +
+          `to the end of the file (${damagedSize - lastStart} bytes). They were never fsynced, so no ` +
+          "acknowledged write is lost.",
       ]);
-      expect((await stat(path)).size).toBe(lastStart);
+      // Zeroed in place, so the file keeps its (preallocated) size.
+      const repaired = await readFile(path);
+      expect(repaired.length).toBe(damagedSize);
+      expect(repaired.subarray(lastStart).every((b) => b === 0)).toBe(true);
 
       await reopened.wal.append(4, records[3].payload);
       await reopened.wal.append(5, recordAt(5).payload);
@@ -268,6 +270,73 @@ describe("WAL: torn tail", () => {
       await final.wal.close();
     });
   }
+});
+
+describe("WAL: preallocated segments", () => {
+  const small = 4096; // segmentBytes for these tests: a few records fill a segment
+
+  it("creates a segment at its full size, zero-filled, and appends without growing it", async () => {
+    const dir = await tempDir();
+    const { wal } = await openOk(dir, { segmentBytes: small });
+    const path = join(dir, walName(0, 0));
+    expect((await stat(path)).size).toBe(small);
+    await wal.append(1, recordAt(1).payload);
+    await wal.append(2, recordAt(2).payload);
+    expect((await stat(path)).size).toBe(small);
+    await wal.close();
+    // The next segment, prepared in the background, is deleted on close.
+    expect(await readdir(dir)).toEqual([walName(0, 0)]);
+
+    const bytes = await readFile(path);
+    const used = frameStarts([1, 2, 3].map(recordAt))[2];
+    expect(bytes.subarray(used).every((b) => b === 0)).toBe(true);
+    const lines: string[] = [];
+    const reopened = await openOk(dir, { segmentBytes: small, log: (line) => lines.push(line) });
+    expect(reopened.records).toEqual([1, 2].map(recordAt));
+    expect(lines).toEqual([]); // a zero-filled tail is the normal end of the log, not a torn write
+    await reopened.wal.append(3, recordAt(3).payload);
+    await reopened.wal.close();
+    expect(await replay(dir)).toEqual([1, 2, 3].map(recordAt));
+  });
+
+  it("reads zeros after the last record as the end of the log in a file it did not preallocate", async () => {
+    const records = [1, 2, 3].map(recordAt);
+    const dir = await tempDir();
+    const path = await writeSegment(dir, 0, 0, records);
+    await appendFile(path, new Uint8Array(4096));
+    const size = (await stat(path)).size;
+    const lines: string[] = [];
+    const { wal, records: got } = await openOk(dir, { log: (line) => lines.push(line) });
+    await wal.close();
+    expect(got).toEqual(records);
+    expect(lines).toEqual([]);
+    expect((await stat(path)).size).toBe(size);
+  });
+
+  it("cuts a full segment, continuing from the last revision written, and recovers across segments", async () => {
+    const dir = await tempDir();
+    const lines: string[] = [];
+    const { wal } = await openOk(dir, { segmentBytes: small, log: (line) => lines.push(line) });
+    const payload = new Uint8Array(1000).fill(7); // 1024-byte frames: 4 fill a segment
+    for (let rev = 1; rev <= 9; rev++) await wal.append(rev, payload);
+    await wal.close();
+    expect((await readdir(dir)).sort()).toEqual([walName(0, 0), walName(1, 4), walName(2, 8)]);
+    expect(lines).toEqual([
+      `wal: started segment ${join(dir, walName(1, 4))}`,
+      `wal: started segment ${join(dir, walName(2, 8))}`,
+    ]);
+    for (const name of await readdir(dir)) expect((await stat(join(dir, name))).size).toBe(small);
+    expect((await replay(dir)).map((r) => r.revision)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it("deletes a segment that was being prepared when the process stopped", async () => {
+    const { dir } = await walWith([1, 2].map(recordAt));
+    await writeFile(join(dir, "next.wal.tmp"), new Uint8Array(100));
+    const { wal, records } = await openOk(dir);
+    await wal.close();
+    expect(records.map((r) => r.revision)).toEqual([1, 2]);
+    expect(await readdir(dir)).toEqual([walName(0, 0)]);
+  });
 });
 
 describe("WAL: damage before the end refuses to start", () => {
@@ -311,7 +380,9 @@ describe("WAL: damage before the end refuses to start", () => {
   });
 
   it("refuses a damaged length that points past the end when intact records follow it", async () => {
-    const { dir, path } = await walWith(records);
+    // A segment without preallocated zeros after its records, so that the length points past its end.
+    const dir = await tempDir();
+    const path = await writeSegment(dir, 0, 0, records);
     const bytes = await readFile(path);
     bytes[starts[2] + 1] ^= 0x10; // record 3 now claims 4 KiB more body than the file holds
     await writeFile(path, bytes);

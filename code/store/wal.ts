@@ -11,6 +11,10 @@
  * - on start, the store needs its state back: `WAL.open` returns the newest snapshot and every
  *   record after it, in append order; a write torn by the crash is cut off, and damage anywhere
  *   else stops the start with the file and byte offset, instead of silently losing data;
+ * - an fdatasync after appending to a growing file must also commit its new size and blocks,
+ *   which roughly doubles its cost: segments are created at their full size (SEGMENT_SIZE_BYTES,
+ *   zero-filled), the next one is prepared in the background (SegmentPipeline), and a full
+ *   segment is cut;
  * - the log must not grow forever: `saveSnapshot` starts a new segment, writes the snapshot, and
  *   deletes the segments and snapshots the new snapshot covers.
  *
@@ -24,7 +28,10 @@
  * - segment `<seq>-<rev>.wal` continues the log from the state at revision `rev`; the segments
  *   in use have consecutive seqs.
  * - only the last segment can end in a torn write: a segment is complete and fsynced before the
- *   next one is created.
+ *   next one is started.
+ * - zeros where the next frame would start are the end of a segment's records, never damage (no
+ *   frame starts with a zero length); a torn tail is overwritten with zeros, so the zeros that
+ *   follow the last record always run to the end of the file.
  *
  * Threading: one JavaScript thread; the promises interleave only at `await`s. The WAL keeps a
  * reference to each payload until it is written, so callers must not modify a payload after
@@ -34,9 +41,9 @@
  * — everything proposed while the previous `Ready` is being saved is saved by the next `WAL.Save`
  * with one fdatasync (ours too: `fdatasync` below). A segment is named after the raft index of
  * its first entry (ours: the revision it continues from, with the snapshot of the same seq beside
- * it), is preallocated to 64 MB and cut when full (ours are cut only by snapshots); a snapshot is
- * also recorded inside the WAL as a snapshot record. etcd writes through a 4 KiB page-aligned
- * buffer, flocks its files so that a second process cannot open them (ours: a lock file,
+ * it when a snapshot cut it). etcd preallocates with fallocate(2); Node has none, so ours writes
+ * the zeros. A snapshot is also recorded inside the WAL as a snapshot record. etcd writes
+ * through a 4 KiB page-aligned buffer, flocks its files so that a second process cannot open them (ours: a lock file,
  * data-dir-lock.ts), creates a new WAL directory atomically (a `.tmp` directory renamed into
  * place), chains the crc across segments, and deletes old segments in a background purge that
  * keeps 5. Its `Repair` keeps a copy of the damaged file
@@ -47,12 +54,14 @@
  *
  * @upstream etcd-io/etcd server/wal/wal.go (WAL, Create, Open, ReadAll, Save, cut, sync)
  * @upstream etcd-io/etcd server/wal/repair.go (Repair)
+ * @upstream etcd-io/etcd server/wal/file_pipeline.go (filePipeline)
+ * @upstream etcd-io/etcd client/pkg/fileutil/preallocate.go (Preallocate), fileutil.go (ZeroToEnd)
  * @upstream etcd-io/etcd server/wal/util.go (walName, parseWALName, isValidSeq)
  * @upstream etcd-io/etcd server/etcdserver/storage.go (storage, SaveSnap, Release)
  * @chapter 01-etcd-watch
  */
 import type { FileHandle } from "node:fs/promises";
-import { mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
+import { link, mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Fsync, Snapshot } from "./snapshot.ts";
 import {
@@ -70,6 +79,7 @@ import {
   FRAME_ALIGNMENT,
   FRAME_HEADER_BYTES,
   MAX_BODY_BYTES,
+  paddingFor,
 } from "./wal-record.ts";
 
 export type { Snapshot } from "./snapshot.ts";
@@ -83,7 +93,20 @@ export interface WALOptions {
   fsync?: Fsync;
   /** Where repairs and file removals are reported. Default: stderr. */
   log?: (line: string) => void;
+  /** The size each segment is preallocated to, and cut at when full. Default: SEGMENT_SIZE_BYTES. */
+  segmentBytes?: number;
 }
+
+/**
+ * Segments are created at this size, zero-filled (etcd: SegmentSizeBytes, 64 MB). An append then
+ * writes into blocks the file system has already allocated and never changes the file's size, so
+ * its fdatasync flushes only the data — not the size and block-allocation metadata that an
+ * append to a growing file makes it commit too.
+ */
+export const SEGMENT_SIZE_BYTES = 64 * 1024 * 1024;
+
+/** The next segment, preallocated ahead of need; renamed to its real name when the log is cut. */
+const PREPARED_SEGMENT = "next.wal.tmp";
 
 /** What `WAL.open` recovered: the newest snapshot (if any) and every record after it, in order. */
 export interface RecoveredWAL {
@@ -134,7 +157,10 @@ export function parseWALName(name: string): { seq: number; revision: number } | 
 }
 // #endregion segment-names
 
-/** The segment being appended to. `size` and `crc` describe what is fsynced in it. */
+/**
+ * The segment being appended to. `size` and `crc` describe what is fsynced in it (the file itself
+ * is longer: the rest is preallocated zeros).
+ */
 interface Segment {
   seq: number;
   path: string;
@@ -158,6 +184,8 @@ export class WAL {
   private failure: WALError | undefined;
   private closed = false;
   private snapshotting = false;
+  /** The revision of the last record written and fsynced: a segment cut when full continues from it. */
+  private writtenRev: number;
 
   private constructor(
     readonly dir: string,
@@ -168,7 +196,12 @@ export class WAL {
     /** What makes a batch durable: `fdatasync` unless a test injected its own `fsync`. */
     private readonly syncRecords: Fsync,
     private readonly log: (line: string) => void,
-  ) {}
+    private readonly pipeline: SegmentPipeline,
+  ) {
+    this.writtenRev = lastRev;
+    // The first cut should not wait for 64 MB of zeros: prepare its segment now.
+    pipeline.prepare();
+  }
 
   /** The revision of the last record appended (durable or not), or of the snapshot if none since. */
   get lastRevision(): number {
@@ -220,6 +253,25 @@ export class WAL {
       return;
     }
 
+    try {
+      // A full segment is cut, as etcd's does, so the batch is written into preallocated space.
+      // The new segment continues from the last revision already in this one.
+      if (this.segment.size > 0 && this.segment.size + batchBytes(batch) > this.pipeline.segmentBytes) {
+        await this.startSegment(this.segment.seq + 1, this.writtenRev);
+      }
+    } catch (err) {
+      this.failure = new WALError(
+        "wal: write failed",
+        `starting a new segment after the full ${this.segment.path} failed (${String(err)}). This WAL accepts ` +
+          "no more writes. Restart the server: recovery keeps every record that is intact on disk.",
+        this.segment.path,
+        this.segment.size,
+        { cause: err },
+      );
+      for (const pending of batch) pending.reject(this.failure);
+      return;
+    }
+
     const segment = this.segment;
     let crc = segment.crc;
     const frames: Uint8Array[] = [];
@@ -252,6 +304,7 @@ export class WAL {
     }
     segment.size += bytes.length;
     segment.crc = crc;
+    this.writtenRev = batch[batch.length - 1].record.revision;
     for (const pending of batch) pending.resolve();
   }
   // #endregion group-commit
@@ -322,12 +375,17 @@ export class WAL {
     this.openBatch = undefined;
     return this.enqueue(async () => {
       if (this.failure) throw this.failure;
-      const next = await createSegment(this.dir, this.segment.seq + 1, revision, this.fsync);
-      await this.segment.file.close();
-      this.segment = next;
-      this.log(`wal: started segment ${next.path}`);
-      return next;
+      return this.startSegment(this.segment.seq + 1, revision);
     });
+  }
+
+  /** Switches appending to a new segment (run from the queue, after the old one is fsynced). */
+  private async startSegment(seq: number, revision: number): Promise<Segment> {
+    const next = await this.pipeline.take(seq, revision);
+    await this.segment.file.close();
+    this.segment = next;
+    this.log(`wal: started segment ${next.path}`);
+    return next;
   }
   // #endregion snapshot
 
@@ -336,6 +394,7 @@ export class WAL {
     if (this.closed) return;
     this.closed = true;
     await this.enqueue(() => this.segment.file.close());
+    await this.pipeline.close();
   }
 
   // #region recovery
@@ -352,8 +411,11 @@ export class WAL {
     await mkdir(dir, { recursive: true });
     const snapshotter = new Snapshotter(dir, fsync, log);
 
+    const pipeline = new SegmentPipeline(dir, options.segmentBytes ?? SEGMENT_SIZE_BYTES, fsync);
     const names = (await readdir(dir)).sort();
     await snapshotter.removeTemps(names);
+    // A segment being prepared when the process stopped holds no records.
+    if (names.includes(PREPARED_SEGMENT)) await unlink(join(dir, PREPARED_SEGMENT));
     const snapshot = await snapshotter.loadNewest(names);
     if (snapshot instanceof SnapError) return snapshot;
     const segments = names
@@ -364,8 +426,8 @@ export class WAL {
 
     if (segments.length === 0 && snapshot === undefined) {
       // A new, empty store.
-      const first = await createSegment(dir, 0, 0, fsync);
-      const wal = new WAL(dir, first, 0, snapshotter, fsync, options.fsync ?? fdatasync, log);
+      const first = await pipeline.take(0, 0);
+      const wal = new WAL(dir, first, 0, snapshotter, fsync, options.fsync ?? fdatasync, log, pipeline);
       return { wal, snapshot: undefined, records: [] };
     }
 
@@ -377,7 +439,13 @@ export class WAL {
 
     const records: WALRecord[] = [];
     let lastRevision = snapshot?.revision ?? 0;
-    let tail = { fileBytes: 0, validBytes: 0, crc: 0, tornTail: undefined as string | undefined };
+    let tail = {
+      fileBytes: 0,
+      dataBytes: 0,
+      validBytes: 0,
+      crc: 0,
+      tornTail: undefined as string | undefined,
+    };
     for (const [i, segment] of live.entries()) {
       const isLast = i === live.length - 1;
       const bytes = new Uint8Array(await readFile(segment.path));
@@ -387,6 +455,7 @@ export class WAL {
       lastRevision = records.at(-1)?.revision ?? lastRevision;
       tail = {
         fileBytes: bytes.length,
+        dataBytes: endOfData(bytes),
         validBytes: contents.validBytes,
         crc: contents.crc,
         tornTail: contents.tornTail,
@@ -398,21 +467,32 @@ export class WAL {
     await snapshotter.removeOlderThan(startSeq, names);
 
     // Appending continues in the last segment, right after its last valid record. A torn write
-    // there is cut off first, so new records do not land behind garbage (etcd: wal.Repair).
+    // there is zeroed first, so new records do not land in front of leftover garbage — which the
+    // next recovery would take for damage — and the file keeps its preallocated size (etcd: wal.Repair
+    // and fileutil.ZeroToEnd).
     const last = live[live.length - 1];
     const file = await open(last.path, "r+");
     if (tail.tornTail) {
-      await file.truncate(tail.validBytes);
+      await writeZeros(file, tail.validBytes, tail.dataBytes); // past dataBytes it is zeros already
       await fsync(file, last.path);
       log(
-        `wal: ${last.path}: torn write at the end of the log (${tail.tornTail}): truncated at offset ` +
-          `${tail.validBytes}, dropped ${tail.fileBytes - tail.validBytes} bytes. They were never fsynced, ` +
-          "so no acknowledged write is lost.",
+        `wal: ${last.path}: torn write at the end of the log (${tail.tornTail}): zeroed from offset ` +
+          `${tail.validBytes} to the end of the file (${tail.fileBytes - tail.validBytes} bytes). They were ` +
+          "never fsynced, so no acknowledged write is lost.",
       );
     }
 
     const segment: Segment = { seq: last.seq, path: last.path, file, size: tail.validBytes, crc: tail.crc };
-    const wal = new WAL(dir, segment, lastRevision, snapshotter, fsync, options.fsync ?? fdatasync, log);
+    const wal = new WAL(
+      dir,
+      segment,
+      lastRevision,
+      snapshotter,
+      fsync,
+      options.fsync ?? fdatasync,
+      log,
+      pipeline,
+    );
     const recovered = snapshot && { revision: snapshot.revision, payload: snapshot.payload };
     return { wal, snapshot: recovered, records };
   }
@@ -456,6 +536,9 @@ export function decodeSegment(
   let crc = 0;
   let revision = previousRevision;
   while (offset < bytes.length) {
+    // Zeros where the next record would start: the unused, preallocated rest of the segment —
+    // the normal end of the log, not damage (etcd's decoder reads a zero record as io.EOF).
+    if (isZeroFrom(bytes, offset)) break;
     const frame = decode(bytes, offset, crc);
     if (!frame.ok) {
       const verdict = isLast ? classifyDamage(bytes, offset, frame.problem) : NOT_THE_LAST_SEGMENT;
@@ -534,9 +617,29 @@ export function classifyDamage(bytes: Uint8Array, offset: number, problem: Frame
   }
 }
 
+const ZEROS = new Uint8Array(1 << 20);
+
+/** Whether every byte from `offset` on is zero; compares 1 MiB at a time (a segment is 64 MB). */
 function isZeroFrom(bytes: Uint8Array, offset: number): boolean {
-  for (let i = offset; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  // Most calls are at a record's start: a non-zero length field answers at once.
+  for (let i = offset; i < Math.min(offset + 8, bytes.length); i++) if (bytes[i] !== 0) return false;
+  for (let at = offset; at < bytes.length; at += ZEROS.length) {
+    const chunk = bytes.subarray(at, Math.min(at + ZEROS.length, bytes.length));
+    if (Buffer.compare(chunk, ZEROS.subarray(0, chunk.length)) !== 0) return false;
+  }
   return true;
+}
+
+/** The length of `bytes` without its zero-filled tail. */
+function endOfData(bytes: Uint8Array): number {
+  let end = bytes.length;
+  while (end > 0) {
+    const start = Math.max(0, end - ZEROS.length);
+    if (Buffer.compare(bytes.subarray(start, end), ZEROS.subarray(0, end - start)) !== 0) break;
+    end = start;
+  }
+  while (end > 0 && bytes[end - 1] === 0) end--;
+  return end;
 }
 
 /** The offset of a valid frame after `offset` whose crc chains from `crc`, if there is one. */
@@ -626,16 +729,81 @@ function findMissingSegment(
  */
 const fdatasync: Fsync = (file) => file.datasync();
 
+// #region segment-pipeline
 /**
- * Creates an empty segment. The file is new, so it is its directory entry that must survive a
- * power cut before any record written to it is acknowledged: fsync the directory.
+ * Prepares the next segment ahead of need, as etcd's filePipeline does: writing 64 MB of zeros
+ * takes long enough that a cut waiting for it would stall every append queued behind the cut.
+ * At most one segment is prepared at a time, in the background, as `next.wal.tmp`.
  */
-async function createSegment(dir: string, seq: number, revision: number, fsync: Fsync): Promise<Segment> {
-  const path = join(dir, walName(seq, revision));
-  const file = await open(path, "wx"); // "x": never reuse a name — an existing file would be a bug
-  await fsyncDir(dir, fsync);
-  return { seq, path, file, size: 0, crc: 0 };
+class SegmentPipeline {
+  private next: Promise<string> | undefined;
+
+  constructor(
+    private readonly dir: string,
+    readonly segmentBytes: number,
+    private readonly fsync: Fsync,
+  ) {}
+
+  /** Starts preparing the next segment, unless one is prepared or being prepared. */
+  prepare(): void {
+    if (this.next) return;
+    this.next = this.allocate();
+    this.next.catch(() => {}); // reported by the `take` that awaits it
+  }
+
+  /**
+   * Gives the prepared segment its name `<seq>-<revision>.wal` and opens it, then starts
+   * preparing the one after it. The new name's directory entry must survive a power cut before
+   * any record written to it is acknowledged: fsync the directory.
+   */
+  async take(seq: number, revision: number): Promise<Segment> {
+    this.prepare();
+    const next = this.next!;
+    this.next = undefined;
+    const prepared = await next;
+    const path = join(this.dir, walName(seq, revision));
+    await link(prepared, path); // fails if the name exists: never reuse a name — that would be a bug
+    await unlink(prepared);
+    await fsyncDir(this.dir, this.fsync);
+    const file = await open(path, "r+");
+    this.prepare();
+    return { seq, path, file, size: 0, crc: 0 };
+  }
+
+  /** Waits for a segment being prepared and deletes it. */
+  async close(): Promise<void> {
+    const next = this.next;
+    this.next = undefined;
+    if (next === undefined) return;
+    // A failed preparation is of no use either way; the next open deletes what it left.
+    const prepared = await next.catch(() => undefined);
+    if (prepared !== undefined) await unlink(prepared);
+  }
+
+  /**
+   * Writes the whole file with zeros and fsyncs it. Writing — not ftruncate, which leaves a
+   * hole — is what makes the file system allocate the blocks now (Node has no fallocate(2)).
+   */
+  private async allocate(): Promise<string> {
+    const path = join(this.dir, PREPARED_SEGMENT);
+    const file = await open(path, "w");
+    try {
+      await writeZeros(file, 0, this.segmentBytes);
+      await this.fsync(file, path);
+    } finally {
+      await file.close();
+    }
+    return path;
+  }
 }
+
+/** Writes zeros over [from, to) in 1 MiB writes. */
+async function writeZeros(file: FileHandle, from: number, to: number): Promise<void> {
+  for (let at = from; at < to; at += ZEROS.length) {
+    await writeAll(file, ZEROS.subarray(0, Math.min(ZEROS.length, to - at)), at);
+  }
+}
+// #endregion segment-pipeline
 
 /**
  * Deletes segments older than `seq`, whose records the snapshot at `seq` includes. Losing these
@@ -670,6 +838,16 @@ function invalidRecord(revision: number, payload: Uint8Array): WALError | undefi
     );
   }
   return undefined;
+}
+
+/** The bytes a batch's frames take in the segment. */
+function batchBytes(batch: PendingAppend[]): number {
+  let total = 0;
+  for (const pending of batch) {
+    const body = 8 + pending.record.payload.length; // the revision, then the payload
+    total += FRAME_HEADER_BYTES + body + paddingFor(body);
+  }
+  return total;
 }
 
 /** FileHandle.write may write less than asked; loop until all of `bytes` is at `position`. */

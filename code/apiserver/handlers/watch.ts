@@ -25,6 +25,7 @@
  */
 import type { KubeObject, Status } from "../../api/meta.ts";
 import { isStatusError } from "../errors.ts";
+import { apiVersionOf } from "../resources.ts";
 import type { StorageWatchEvent } from "../storage/interfaces.ts";
 import { boolParam, intParam, type RequestScope, toStatus, toTable, withTypeMeta } from "./rest.ts";
 
@@ -65,7 +66,7 @@ export async function watchResource(scope: RequestScope): Promise<void> {
   try {
     for await (const event of w) {
       if (res.destroyed) break;
-      res.write(`${JSON.stringify(encodeEvent(scope, event))}\n`);
+      res.write(encodeEvent(scope, event));
       if (event.type === "ERROR") break;
     }
   } catch (e) {
@@ -79,17 +80,25 @@ export async function watchResource(scope: RequestScope): Promise<void> {
 }
 // #endregion serve-watch
 
-function encodeEvent(scope: RequestScope, event: StorageWatchEvent): { type: string; object: unknown } {
-  if (event.type === "ERROR") return { type: "ERROR", object: event.object };
-  const obj = withTypeMeta(event.object as KubeObject, scope.resource);
-  if (scope.output.as === "table" && event.type !== "BOOKMARK") {
-    return {
-      type: event.type,
-      object: toTable(scope, [obj], { resourceVersion: obj.metadata.resourceVersion }),
-    };
+// #region encode-event
+/**
+ * One event as its JSON line. Plain JSON output of an event from the watch cache is encoded once
+ * and the same string sent to every watcher (CachingObject); a Table is shaped by the request
+ * (its columns options, row ages) and is built per watcher.
+ */
+function encodeEvent(scope: RequestScope, event: StorageWatchEvent): string {
+  if (event.type === "ERROR") return `${JSON.stringify({ type: "ERROR", object: event.object })}\n`;
+  const asTable = scope.output.as === "table" && event.type !== "BOOKMARK";
+  if (event.cachingObject && !asTable) {
+    const { resource } = scope;
+    const encoderId = `${apiVersionOf(resource)}/${resource.kind}`;
+    return event.cachingObject.watchLine(event.type, encoderId, (o) => withTypeMeta(o, resource));
   }
-  return { type: event.type, object: obj };
+  const obj = withTypeMeta(event.object as KubeObject, scope.resource);
+  const object = asTable ? toTable(scope, [obj], { resourceVersion: obj.metadata.resourceVersion }) : obj;
+  return `${JSON.stringify({ type: event.type, object })}\n`;
 }
+// #endregion encode-event
 
 /** MinRequestTimeout × (1 + rand): 30 to 60 minutes. */
 function randomWatchTimeout(): number {

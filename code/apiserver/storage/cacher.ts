@@ -11,7 +11,9 @@
  * - a client idle on a quiet resource still learns how far the stream has got: watchers that
  *   asked for bookmarks get a BOOKMARK with the cache's resourceVersion every
  *   `bookmarkFrequencyMs`, and 2 s before their deadline, so they can resume from there instead
- *   of from an old revision that compaction may have removed.
+ *   of from an old revision that compaction may have removed;
+ * - fan-out whose cost per event does not grow with the watchers: they all share the cached,
+ *   frozen object (no copy each), and its encodings are cached on it (caching-object.ts).
  *
  * Invariants:
  * - a watcher receives events in resourceVersion order, each at most once, and none at or
@@ -34,6 +36,7 @@
  */
 import type { KubeObject } from "../../api/meta.ts";
 import { type GroupResource, isStatusError, newNotFound, type StatusError } from "../errors.ts";
+import { CachingObject, cachingObjectFor, deepFreeze } from "./caching-object.ts";
 import { nameOfKey, tooManyRequests } from "./errors.ts";
 import { errorEvent, parseResourceVersion } from "./etcd3-store.ts";
 import type {
@@ -138,8 +141,9 @@ export class Cacher implements Interface {
         const list = await this.storage.getList(this.prefix, { predicate: everything, recursive: true });
         if (this.stopped) return;
         this.terminateAllWatchers();
+        // Cached objects are shared by every watcher from now on: frozen, never copied for them.
         this.watchCache.replace(
-          list.items.map((object) => ({ key: this.keyFunc(object), object })),
+          list.items.map((object) => ({ key: this.keyFunc(object), object: deepFreeze(object) })),
           Number(list.resourceVersion),
         );
         this.markReady();
@@ -174,7 +178,8 @@ export class Cacher implements Interface {
       return;
     }
     if (ev.type === "ERROR") return;
-    const event = this.watchCache.processEvent(ev.type, this.keyFunc(ev.object), ev.object, rv);
+    const object = deepFreeze(ev.object);
+    const event = this.watchCache.processEvent(ev.type, this.keyFunc(object), object, rv);
     this.dispatchEvent(event);
   }
   // #endregion list-and-watch
@@ -349,6 +354,31 @@ function errorWatch(err: StatusError): Watch {
   };
 }
 
+function shared(type: StorageWatchEvent["type"], c: CachingObject): StorageWatchEvent {
+  return { type, object: c.object, cachingObject: c };
+}
+
+const deletedObjects = new WeakMap<WatchCacheEvent, CachingObject>();
+
+/**
+ * The previous object stamped with the event's resourceVersion (what a watcher whose selector
+ * the object left is sent as DELETED) — built once per event, not once per watcher, as upstream's
+ * setCachingObjects does. A shallow copy is enough: only metadata.resourceVersion differs, and
+ * everything else is frozen and shared with the cached previous object.
+ */
+function deletedObjectOf(ev: WatchCacheEvent): CachingObject {
+  let c = deletedObjects.get(ev);
+  if (!c) {
+    const prev = ev.prevObject as KubeObject;
+    c = new CachingObject({
+      ...prev,
+      metadata: { ...prev.metadata, resourceVersion: String(ev.resourceVersion) },
+    });
+    deletedObjects.set(ev, c);
+  }
+  return c;
+}
+
 // #region cache-watcher
 interface CacheWatcherOptions {
   key: string;
@@ -393,20 +423,17 @@ export class CacheWatcher implements Watch {
   /**
    * convertToWatchEvent: what this watcher sees of a change. Matched before and after →
    * MODIFIED; only after → ADDED; only before → DELETED (the object left this selection), sent
-   * as it was before, at the event's resourceVersion.
+   * as it was before, at the event's resourceVersion. No copy: every watcher gets the same frozen
+   * object, and the handler encodes it once for all of them (CachingObject).
    */
   private convert(ev: WatchCacheEvent): StorageWatchEvent | undefined {
     if (!this.inScope(ev.key)) return undefined;
     const test = (o: KubeObject) => this.opts.predicate.empty || this.opts.predicate.matches(o);
     const curPasses = ev.type !== "DELETED" && test(ev.object);
     const oldPasses = ev.prevObject !== undefined && test(ev.prevObject);
-    if (curPasses && oldPasses) return { type: "MODIFIED", object: structuredClone(ev.object) };
-    if (curPasses) return { type: "ADDED", object: structuredClone(ev.object) };
-    if (oldPasses) {
-      const old = structuredClone(ev.prevObject as KubeObject);
-      old.metadata.resourceVersion = String(ev.resourceVersion);
-      return { type: "DELETED", object: old };
-    }
+    if (curPasses && oldPasses) return shared("MODIFIED", cachingObjectFor(ev.object));
+    if (curPasses) return shared("ADDED", cachingObjectFor(ev.object));
+    if (oldPasses) return shared("DELETED", deletedObjectOf(ev));
     return undefined;
   }
   // #endregion convert

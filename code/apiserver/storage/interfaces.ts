@@ -20,6 +20,7 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject, WatchEventType } from "../../api/meta.ts";
+import type { CachingObject } from "./caching-object.ts";
 
 /** Which objects a list or watch wants: upstream's SelectionPredicate, reduced to a test. */
 export interface SelectionPredicate {
@@ -79,6 +80,11 @@ export interface StorageWatchEvent {
   type: WatchEventType;
   /** For ERROR, a Status object. For BOOKMARK, an object with only metadata.resourceVersion. */
   object: KubeObject;
+  /**
+   * Set by the watch cache: `object` is shared by every watcher and frozen, and this caches its
+   * encodings so a handler serialises the event once, not once per watcher.
+   */
+  cachingObject?: CachingObject;
 }
 
 /** A running watch: events arrive in revision order; `stop()` ends it (idempotent). */
