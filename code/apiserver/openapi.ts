@@ -1,6 +1,7 @@
 /**
  * OpenAPI v3 — the schema documents kubectl downloads to validate, explain and patch objects:
  * /openapi/v3 (an index of group versions) and /openapi/v3/api/v1, /openapi/v3/apis/apps/v1, ….
+ * Mirrors k8s.io/kube-openapi's handler3/handler.go (the upstream files are listed at the end of this header).
  *
  * Solves:
  * - `kubectl apply` checks the PATCH operation of the object's kind for a `fieldValidation`

@@ -2,6 +2,7 @@
  * RequestInfo — what a URL and an HTTP method ask for, in the API's words: the verb (get, list,
  * watch, create, update, patch, delete, deletecollection), the group and version, the namespace,
  * the resource, the object's name and the subresource.
+ * Upstream: k8s.io/apiserver/pkg/endpoints/request/requestinfo.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - every later step speaks in these terms, not in URLs: authorization (chapter 3) asks "may

@@ -2,6 +2,7 @@
  * Field validation — what the server does with fields it does not know: `?fieldValidation=`
  * Strict (refuse with 400), Warn (accept, and say so in a `Warning` header; the default) or
  * Ignore (drop silently).
+ * Mirrors k8s.io/apiserver's handlers/rest.go (the upstream files are listed at the end of this header).
  *
  * Solves: `spec.containers[0].imagePullPolicy` misspelt `imagePulPolicy` would otherwise be
  * dropped without a word and the pod run with the default; kubectl sends

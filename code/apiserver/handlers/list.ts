@@ -2,6 +2,7 @@
  * The list handler — `GET /api/v1/pods?labelSelector=app=web&limit=500`: the matching objects
  * as a `<Kind>List`, with the resourceVersion to watch from and a continue token for the next
  * page.
+ * Mirrors k8s.io/apiserver's handlers/get.go, ListResource (the upstream files are listed at the end of this header).
  *
  * Solves:
  * - a client lists, then watches from the list's `metadata.resourceVersion`, and misses nothing

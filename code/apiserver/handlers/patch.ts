@@ -6,6 +6,7 @@
  * - `application/strategic-merge-patch+json`: a partial object whose lists merge by key
  *   (containers by name) — what `kubectl patch` and client-side `kubectl apply` send;
  * - `application/apply-patch+yaml`: server-side apply, with `fieldManager` (and `force`).
+ * Mirrors k8s.io/apiserver's handlers/patch.go (the upstream files are listed at the end of this header).
  *
  * Solves: a client changes one field without sending (and racing on) the whole object: the
  * patch is applied to the current object inside the registry's update, so a concurrent write

@@ -1,6 +1,7 @@
 /**
  * The watch handler — `GET /api/v1/pods?watch=true&resourceVersion=N` (or the legacy
  * `/api/v1/watch/pods`): one long HTTP response, one JSON line per change.
+ * Mirrors k8s.io/apiserver's handlers/watch.go (the upstream files are listed at the end of this header).
  *
  * Solves:
  * - the answer to "does the API server poll the kubelet, or call it back?": neither — every

@@ -1,5 +1,6 @@
 /**
  * Server-side apply — merge a manager's desired fields and record who owns which field.
+ * Upstream: k8s.io/apimachinery/pkg/util/managedfields/internal/structuredmerge.go (all the upstream files are listed at the end of this header).
  *
  * `Content-Type: application/apply-patch+yaml`: the client sends the fields it wants to own (its
  * "applied configuration"); the API server merges them into the live object and records, per

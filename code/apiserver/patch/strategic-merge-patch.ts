@@ -1,5 +1,6 @@
 /**
  * Strategic merge patch — a merge patch that merges lists item by item, by key, as the schema says.
+ * Upstream: k8s.io/apimachinery/pkg/util/strategicpatch/patch.go (all the upstream files are listed at the end of this header).
  *
  * `Content-Type: application/strategic-merge-patch+json`, kubectl's default: it knows, from the
  * schema, which lists are sets of items with an identity (containers by `name`) and merges them

@@ -1,6 +1,7 @@
 /**
  * decodeProtobuf — turns a `application/vnd.kubernetes.protobuf` request body into the JSON
  * object the client would have sent as `application/json`.
+ * Upstream: k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - the real kubectl sends the objects it builds (`kubectl create namespace|configmap|secret|

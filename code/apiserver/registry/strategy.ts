@@ -1,6 +1,7 @@
 /**
  * RESTStrategy — what is special about one resource, asked by the generic registry store at
  * each step of a create, update or delete.
+ * Upstream: k8s.io/apiserver/pkg/registry/rest/create.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - the store is one piece of code for every resource, yet a pod must start `Pending` whatever

@@ -1,6 +1,7 @@
 /**
  * CachingObject — a watch event's object, shared read-only by every watcher, that remembers each
  * way it has been encoded so the encoding is done once per event instead of once per watcher.
+ * Upstream: k8s.io/apiserver/pkg/storage/cacher/caching_object.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - watch fan-out that costs O(watchers) serialisations per write: a pod change seen by 1,000

@@ -1,6 +1,7 @@
 /**
  * Deployment strategy — like a ReplicaSet's, except that annotations count as part of the
  * desired state.
+ * Upstream: pkg/registry/apps/deployment/strategy.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - the deployment controller copies a Deployment's annotations (`kubernetes.io/change-cause`,

@@ -1,5 +1,6 @@
 /**
  * Pod strategy — what the API server does to a pod on create, update, status write and delete.
+ * Upstream: pkg/registry/core/pod/strategy.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - a new pod always starts `Pending` with its QoS class, whatever status the client sent:

@@ -1,6 +1,7 @@
 /**
  * ReplicaSet strategy — the status is the ReplicaSet controller's; the generation counts the
  * spec's versions so the controller can say which one its status describes.
+ * Upstream: pkg/registry/apps/replicaset/strategy.go (all the upstream files are listed at the end of this header).
  *
  * Solves:
  * - "has the controller caught up with my change?": every spec change bumps
