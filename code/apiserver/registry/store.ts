@@ -23,7 +23,8 @@
  *
  * What upstream does differently: it runs admission (chapter 3) between the strategy and the
  * write — including NamespaceLifecycle, which refuses objects in a namespace that does not exist;
- * here nothing checks that until chapter 3. Dry run, TTLs and decorators are left out.
+ * here nothing checks that until chapter 3. Dry run (`dryRun=All`) runs every check and skips
+ * only the write; TTLs and decorators are left out.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go (Store, Create, Update, Get, List, Delete, DeleteCollection, Watch, shouldDeleteDuringUpdate, updateForGracefulDeletionAndFinalizers, deletionFinalizersForGarbageCollection)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/create.go (BeforeCreate, FillObjectMetaSystemFields)

@@ -1,0 +1,12 @@
+import { chromium } from "playwright-core";
+import { serveSite } from "/work/main/scripts/site.ts";
+const site = await serveSite("/work/main/.vitepress/dist");
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] });
+const page = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
+await page.goto(site.url + "/docs/source/apiserver/registry/store", { waitUntil: "load" });
+await page.evaluate(() => window.scrollTo(0, 1100));
+await page.screenshot({ path: "/tmp/store-page.png" });
+await page.goto(site.url + "/chapters/02-apiserver/", { waitUntil: "load" });
+await page.waitForTimeout(2000);
+await page.screenshot({ path: "/tmp/ch2.png" });
+await browser.close(); site.server.close();
