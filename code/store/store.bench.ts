@@ -15,7 +15,9 @@
  * Each figure comes with the ratio ours/etcd. `--json` prints one JSON object instead of the table.
  *
  * Flags: --puts1 N (2000), --puts64 N (10000), --clients N (64), --watchers N (100),
- * --watch-puts N (2000), --value-size N (256), --rounds N (3), --in-process, --json.
+ * --watch-puts N (2000), --value-size N (256), --rounds N (3), --in-process, --json,
+ * --cpu-prof DIR (our server process writes a V8 CPU profile into DIR when it stops: open it in
+ * Chrome DevTools' Performance panel to see where a put's time goes).
  *
  * The machine may be shared, and its load changes by the second: so both servers run side by
  * side and the measurements alternate between them — each measurement is split into `rounds`
@@ -26,7 +28,7 @@
  * @chapter 01-etcd-watch
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,6 +60,10 @@ const opts = {
 };
 const json = process.argv.includes("--json");
 const inProcess = process.argv.includes("--in-process");
+const cpuProfDir = (() => {
+  const i = process.argv.indexOf("--cpu-prof");
+  return i < 0 ? undefined : (process.argv[i + 1] ?? ".");
+})();
 
 /** Progress goes to stderr, so `--json` leaves stdout with exactly one JSON object. */
 function progress(line: string): void {
@@ -93,7 +99,25 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 interface Target {
   name: "ours" | "etcd";
   endpoint: string;
+  /** The server's process id, when it runs in its own process: its CPU time is read from /proc. */
+  pid?: number;
   close(): Promise<void>;
+}
+
+/**
+ * CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat (fields 14 and
+ * 15, in clock ticks of 10 ms). Undefined where /proc is missing: the figure is then left out.
+ */
+function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces; the fields after its ")" are fixed.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 const etcdCommand = fileURLToPath(new URL("../cmd/etcd.ts", import.meta.url));
@@ -105,6 +129,7 @@ async function startOurs(): Promise<Target> {
   const child = spawn(
     process.execPath,
     [
+      ...(cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : []),
       "--import",
       "tsx",
       etcdCommand,
@@ -128,6 +153,7 @@ async function startOurs(): Promise<Target> {
   return {
     name: "ours",
     endpoint: address,
+    pid: child.pid,
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
@@ -216,6 +242,7 @@ async function startRealEtcd(): Promise<Target> {
   return {
     name: "etcd",
     endpoint: `127.0.0.1:${client}`,
+    pid: child.pid,
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
@@ -237,6 +264,8 @@ interface PutResult {
   putsPerSec: number;
   p50Ms: number;
   p99Ms: number;
+  /** Server CPU time per put in µs (user + system, all its threads); undefined in-process. */
+  serverCpuUsPerPut?: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -284,6 +313,8 @@ interface WatchResult {
   events: number;
   seconds: number;
   eventsPerSec: number;
+  /** Server CPU time per delivered event in µs; undefined in-process. */
+  serverCpuUsPerEvent?: number;
 }
 
 /** `watchers` watches on one prefix; time from the first put until every watcher saw every put. */
@@ -354,14 +385,30 @@ function mergePuts(parts: PutResult[]): PutResult {
     putsPerSec: puts / seconds,
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
+    serverCpuUsPerPut: perUnit(parts.map((p) => [p.serverCpuUsPerPut, p.puts])),
   };
+}
+
+/** The weighted mean of per-unit figures, or undefined if any part lacks one. */
+function perUnit(parts: [number | undefined, number][]): number | undefined {
+  if (parts.some(([v]) => v === undefined)) return undefined;
+  const units = parts.reduce((n, [, u]) => n + u, 0);
+  return parts.reduce((n, [v, u]) => n + (v as number) * u, 0) / units;
 }
 
 function mergeWatch(parts: WatchResult[]): WatchResult {
   const events = parts.reduce((n, p) => n + p.events, 0);
   const seconds = parts.reduce((n, p) => n + p.seconds, 0);
   const puts = parts.reduce((n, p) => n + p.puts, 0);
-  return { watchers: parts[0].watchers, puts, events, seconds, eventsPerSec: events / seconds };
+  const serverCpuUsPerEvent = perUnit(parts.map((p) => [p.serverCpuUsPerEvent, p.events]));
+  return {
+    watchers: parts[0].watchers,
+    puts,
+    events,
+    seconds,
+    eventsPerSec: events / seconds,
+    serverCpuUsPerEvent,
+  };
 }
 
 type Measure = "puts1" | "putsMany" | "watch";
@@ -370,10 +417,20 @@ type Measure = "puts1" | "putsMany" | "watch";
 async function measure(target: Target, what: Measure, round: number): Promise<PutResult | WatchResult> {
   const part = (total: number) => Math.max(1, Math.round(total / opts.rounds));
   const run = `r${round}`;
-  if (what === "puts1") return benchPuts(target, 1, part(opts.puts1), `c1-${run}`);
-  if (what === "putsMany")
-    return benchPuts(target, opts.clients, part(opts.putsMany), `c${opts.clients}-${run}`);
-  return benchWatch(target, part(opts.watchPuts), run);
+  const before = cpuMs(target.pid);
+  const result =
+    what === "puts1"
+      ? await benchPuts(target, 1, part(opts.puts1), `c1-${run}`)
+      : what === "putsMany"
+        ? await benchPuts(target, opts.clients, part(opts.putsMany), `c${opts.clients}-${run}`)
+        : await benchWatch(target, part(opts.watchPuts), run);
+  const after = cpuMs(target.pid);
+  // Includes the warm-up puts and connection set-up: a few ms, against seconds of work.
+  if (before !== undefined && after !== undefined) {
+    if ("putsPerSec" in result) result.serverCpuUsPerPut = ((after - before) * 1000) / result.puts;
+    else result.serverCpuUsPerEvent = ((after - before) * 1000) / result.events;
+  }
+  return result;
 }
 
 function rate(r: PutResult | WatchResult): number {
@@ -486,6 +543,11 @@ function report(
       e ? fmt(e.p99Ms, 2) : "-",
       e ? fmt(o.p99Ms / e.p99Ms, 2) : "-",
     ]);
+    cpuRow(`${label} server CPU µs/put`, o.serverCpuUsPerPut, e?.serverCpuUsPerPut);
+  };
+  const cpuRow = (label: string, o: number | undefined, e: number | undefined) => {
+    if (o === undefined) return;
+    rows.push([label, fmt(o), e !== undefined ? fmt(e) : "-", e ? fmt(o / e, 2) : "-"]);
   };
   putRows(`1 client, ${opts.puts1}`, ours.puts1, etcd?.puts1);
   putRows(`${opts.clients} clients, ${opts.putsMany}`, ours.putsMany, etcd?.putsMany);
@@ -495,6 +557,7 @@ function report(
     etcd ? fmt(etcd.watch.eventsPerSec) : "-",
     ratios?.watchEventsPerSec ? fmt(ratios.watchEventsPerSec, 2) : "-",
   ]);
+  cpuRow("watch server CPU µs/event", ours.watch.serverCpuUsPerEvent, etcd?.watch.serverCpuUsPerEvent);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(
     `\nstore benchmark — ${opts.valueSize}-byte values, distinct keys, etcd3 npm client over gRPC, fsync on, ours ${inProcess ? "in the client's process" : "in its own process"}\n`,
@@ -504,7 +567,7 @@ function report(
     if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
   }
   console.log(
-    "\n(latency ratios: above 1 means ours is slower; throughput ratios: below 1 means ours is slower)",
+    "\n(latency and CPU ratios: above 1 means ours is slower or costlier; throughput ratios: below 1 means ours is slower)",
   );
   if (etcd) {
     const list = (xs: number[]) => xs.map((x) => fmt(x, 2)).join(", ");
