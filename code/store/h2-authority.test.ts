@@ -118,6 +118,15 @@ describe("AuthorityMender: the client's side of a connection", () => {
     expect(literalValues(out.subarray(9))).toContain("#1=http:__127.0.0.1:23898");
   });
 
+  it("hands on the frames that need nothing as the one piece they arrived in", () => {
+    const plain = Buffer.concat([preface, settings, windowUpdate]);
+    const pieces = new AuthorityMender().push(plain);
+    expect(pieces).toHaveLength(1);
+    expect(Buffer.from(pieces[0])).toEqual(plain);
+    // Around a mended block: the frames before it, the new block.
+    expect(new AuthorityMender().push(connection)).toHaveLength(3);
+  });
+
   it("passes a connection that is not HTTP/2 through unchanged", () => {
     const http1 = Buffer.from("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     expect(run([http1.subarray(0, 5), http1.subarray(5)])).toEqual(http1);

@@ -163,6 +163,13 @@ function readString(b: Uint8Array, at: number): { value: Uint8Array; end: number
   return value && { value, end: len.end + len.value };
 }
 
+/** Where the string literal at `at` ends, without decoding it. */
+function skipString(b: Uint8Array, at: number): { value?: undefined; end: number } | undefined {
+  const len = readInt(b, at, 7);
+  if (!len || len.end + len.value > b.length) return undefined;
+  return { end: len.end + len.value };
+}
+
 const authorityName = new TextEncoder().encode(":authority");
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((x, i) => x === b[i]);
 
@@ -199,9 +206,10 @@ export function mendHeaderBlock(block: Uint8Array): Uint8Array | undefined {
       isAuthority = sameBytes(name.value, authorityName);
       nameEnd = name.end;
     }
-    const value = readString(block, nameEnd);
+    // Only an :authority value is looked at; any other is stepped over, not Huffman-decoded.
+    const value = isAuthority ? readString(block, nameEnd) : skipString(block, nameEnd);
     if (!value) return undefined;
-    const fixed = isAuthority ? mendAuthority(value.value) : undefined;
+    const fixed = value.value && mendAuthority(value.value);
     for (let i = at; i < (fixed ? nameEnd : value.end); i++) out.push(block[i]);
     if (fixed) {
       writeInt(out, fixed.length, 7, 0x00); // a plain string: H = 0
@@ -276,7 +284,7 @@ export class AuthorityMender {
       at += 9 + length;
     }
     this.pending = bytes.slice(at);
-    return out;
+    return joinAdjacent(out);
   }
 
   /** Handles one whole frame; false if it cannot be followed. */
@@ -335,6 +343,23 @@ export class AuthorityMender {
   }
 }
 
+/**
+ * Pieces that lie side by side in one buffer become one piece: the frames that passed unchanged
+ * go on as the chunk they came in, so Node's HTTP/2 parses a read in one call, not one per frame.
+ */
+function joinAdjacent(pieces: Uint8Array[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const piece of pieces) {
+    const last = out[out.length - 1];
+    if (last && last.buffer === piece.buffer && last.byteOffset + last.length === piece.byteOffset) {
+      out[out.length - 1] = Buffer.from(last.buffer, last.byteOffset, last.length + piece.length);
+    } else {
+      out.push(piece);
+    }
+  }
+  return out;
+}
+
 function concat(parts: Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0];
   return Buffer.concat(parts);
@@ -355,6 +380,15 @@ export function mendingConnection(socket: Socket): Duplex {
     },
     write(chunk: Buffer, _encoding, callback) {
       socket.write(chunk, callback);
+    },
+    // Node's HTTP/2 hands over each batch of frames it has ready as several buffers at once
+    // (corked). Passed on one by one they would cost one write(2) each — a unary call's answer
+    // alone is three frames; corked, the socket sends the whole batch with one writev(2).
+    writev(chunks, callback) {
+      socket.cork();
+      for (let i = 0; i < chunks.length - 1; i++) socket.write(chunks[i].chunk);
+      socket.write(chunks[chunks.length - 1].chunk, callback);
+      socket.uncork();
     },
     final(callback) {
       socket.end(callback);

@@ -227,9 +227,9 @@ describe("storage: a torn write at the end of the log", () => {
       .filter((n) => n.endsWith(".wal"))
       .sort()
       .at(-1)!;
-    const torn = encodeFrame({ revision: 7, payload: b('{"v":1,"type":"txn","rev":7,"changes":[]}') }, 0);
+    const torn = encodeFrame({ revision: 7, payload: encodeCommit({ type: "txn", rev: 7, changes: [] }) }, 0);
     // Where the next record would go: segments are preallocated, so that is right after the last
-    // record (frames are 8-byte aligned, and each payload, JSON, ends in a non-zero '}').
+    // record (frames are 8-byte aligned, and each payload here ends in its value, a non-zero digit).
     const path = join(dir, segment);
     const end = (await readFile(path)).findLastIndex((byte) => byte !== 0) + 1;
     const file = await openFile(path, "r+");
@@ -392,7 +392,19 @@ describe("storage: snapshots bound the log", () => {
   it("saves a snapshot every snapshotCount records and deletes the log it covers", async () => {
     const dir = await tempDir();
     const first = await open(dir, { snapshotCount: 10 });
-    for (let i = 0; i < 35; i++) await must(first.s.put({ key: b(`k${i % 4}`), value: b(`${i}`) }));
+    const count = (prefix: string) => first.lines.filter((l) => l.startsWith(prefix)).length;
+    for (let i = 0; i < 35; i++) {
+      await must(first.s.put({ key: b(`k${i % 4}`), value: b(`${i}`) }));
+      // Only one snapshot is saved at a time: one that is due while another is still being
+      // written waits for a later record. On a busy machine the next ten writes can outrun a
+      // snapshot (it fsyncs a file and a directory and takes a new 64 MB segment), so the test
+      // lets each one finish to count one snapshot per ten records.
+      await until(
+        () => count("info saved snapshot") === count("info triggering snapshot"),
+        "the snapshot",
+        30_000,
+      );
+    }
     await first.s.close();
     expect(first.lines.filter((l) => l.startsWith("info saved snapshot"))).toHaveLength(3);
     const names = (await readdir(dir)).sort();

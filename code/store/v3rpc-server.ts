@@ -118,15 +118,20 @@ function loadServices(): Record<EtcdService, grpc.ServiceDefinition> {
 // #endregion protos
 
 // #region request-size
-/** The size on the wire of each decoded request, for the request-size limit. */
-const wireSizes = new WeakMap<object, number>();
+/**
+ * The size on the wire of a decoded request, for the request-size limit, kept on the request
+ * itself under a symbol (no field of a message can have that name). A WeakMap from request to
+ * size would do too, but every entry of a WeakMap is extra work for the garbage collector, and
+ * there is one per request.
+ */
+const wireSize = Symbol("wireSize");
 
 /** The same service, with decoders that remember how many bytes each request had. */
 function withWireSizes(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
   const methods = Object.entries(service).map(([name, method]) => {
     const requestDeserialize = (bytes: Buffer) => {
       const req = method.requestDeserialize(bytes);
-      if (req && typeof req === "object") wireSizes.set(req, bytes.length);
+      if (req && typeof req === "object") (req as { [wireSize]?: number })[wireSize] = bytes.length;
       return req;
     };
     return [name, { ...method, requestDeserialize }];
@@ -136,7 +141,7 @@ function withWireSizes(service: grpc.ServiceDefinition): grpc.ServiceDefinition 
 
 /** etcd refuses a write whose raft entry would exceed --max-request-bytes. */
 function checkRequestSize(req: object, maxRequestBytes: number): EtcdError | undefined {
-  return (wireSizes.get(req) ?? 0) > maxRequestBytes ? ErrRequestTooLarge : undefined;
+  return ((req as { [wireSize]?: number })[wireSize] ?? 0) > maxRequestBytes ? ErrRequestTooLarge : undefined;
 }
 // #endregion request-size
 
@@ -159,6 +164,9 @@ export class V3RPCServer {
     this.grpcServer = new grpc.Server({
       "grpc.max_receive_message_length": this.maxRequestBytes + grpcOverheadBytes,
       "grpc.max_send_message_length": -1,
+      // grpc-js keeps channelz statistics (counters and timestamps for every call and message)
+      // unless told not to; nothing here reads them, and they cost time on every call.
+      "grpc.enable_channelz": 0,
     });
     const services = loadServices();
     this.grpcServer.addService(services.KV, this.kvServer());

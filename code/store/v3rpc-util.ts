@@ -55,12 +55,24 @@ type Answer<Res> = Res | EtcdError | Promise<Res | EtcdError>;
 
 /** A unary handler: the answer or an EtcdError (or a promise of either), put on the wire. */
 export function unary<Req, Res>(method: string, handle: (req: Req) => Answer<Res>, log: Logger) {
+  const send = (callback: grpc.sendUnaryData<Res>, resp: Res | EtcdError) =>
+    resp instanceof EtcdError ? callback(togRPCError(resp)) : callback(null, resp);
   return (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>): void => {
-    Promise.resolve()
-      .then(() => handle(call.request))
-      .then(
-        (resp) => (resp instanceof EtcdError ? callback(togRPCError(resp)) : callback(null, resp)),
-        (thrown: unknown) => callback(internalError(method, thrown, log)),
-      );
+    let answer: Answer<Res>;
+    try {
+      answer = handle(call.request);
+    } catch (thrown) {
+      callback(internalError(method, thrown, log));
+      return;
+    }
+    // An answer given at once goes out at once; only a promise is waited for.
+    if (!(answer instanceof Promise)) {
+      send(callback, answer);
+      return;
+    }
+    answer.then(
+      (resp) => send(callback, resp),
+      (thrown: unknown) => callback(internalError(method, thrown, log)),
+    );
   };
 }

@@ -60,6 +60,7 @@
  * @upstream etcd-io/etcd server/etcdserver/storage.go (storage, SaveSnap, Release)
  * @chapter 01-etcd-watch
  */
+import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { link, mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
@@ -217,8 +218,10 @@ export class WAL {
    *
    * The record joins the open batch, or opens one and queues its write. A batch stays open until
    * its write starts, so every append that arrives meanwhile — while the previous batch's
-   * write+fsync is in flight, or in the same tick — rides along: N concurrent appends cost
-   * one or two fsyncs, not N.
+   * write+fsync is in flight, or in the same tick — rides along: N concurrent appends cost one or
+   * two fsyncs, not N. (Waiting for the end of the event loop's turn before the first write, so
+   * that all the requests of one network read share it, made batches larger but answers slower
+   * in the store benchmark: an idle disk is best put to work at once.)
    */
   append(revision: number, payload: Uint8Array): Promise<void> {
     const refusal = this.refusal() ?? invalidRecord(revision, payload);
@@ -283,10 +286,14 @@ export class WAL {
     const bytes = Buffer.concat(frames);
 
     try {
-      // One write for the whole batch: its records land in the file in append order.
-      await writeAll(segment.file, bytes, segment.size);
-      // write() only hands the bytes to the OS page cache, which a power cut empties. They are
-      // durable once fsync returns — not before, so no one is acknowledged before it does.
+      // One write for the whole batch: its records land in the file in append order. It is
+      // synchronous: write() only copies the bytes into the OS page cache, which takes
+      // microseconds, while sending it to libuv's thread pool would cost a round trip through
+      // another thread and the event loop. Only the fsync waits for the disk, so only the fsync
+      // runs in the background — as etcd's WAL.Save writes, then syncs, in its raft loop.
+      writeAllSync(segment.file.fd, bytes, segment.size);
+      // The bytes in the page cache are lost in a power cut. They are durable once fsync
+      // returns — not before, so no one is acknowledged before it does.
       await this.syncRecords(segment.file, segment.path);
     } catch (err) {
       // After a failed fsync, Linux may have dropped the dirty pages and will not report it
@@ -848,6 +855,12 @@ function batchBytes(batch: PendingAppend[]): number {
     total += FRAME_HEADER_BYTES + body + paddingFor(body);
   }
   return total;
+}
+
+/** writeSync may write less than asked; loop until all of `bytes` is at `position`. */
+function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
 /** FileHandle.write may write less than asked; loop until all of `bytes` is at `position`. */
