@@ -135,6 +135,19 @@ describe("mergeListByKey on a pod's containers (merge key: name)", () => {
     (out[out.length - 1] as JSONMap).image = "changed later";
     expect(patch).toEqual(patchBefore);
   });
+
+  it("changes neither list when the patch only adds and changes (no delete to copy the list first)", () => {
+    const live = liveContainers();
+    const out = mergeListByKey(
+      live,
+      [{ name: "app", image: "nginx:1.27" }, { name: "log" }],
+      "name",
+      mergeContainer,
+    );
+    expect(live).toEqual(liveContainers());
+    expect(out).not.toBe(live);
+    expect(out).toHaveLength(3);
+  });
 });
 
 describe("mergeListByKey with other merge keys", () => {

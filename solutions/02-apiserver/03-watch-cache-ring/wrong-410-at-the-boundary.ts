@@ -1,41 +1,11 @@
-// Mistake: a resume from exactly the oldest kept event's resourceVersion minus one is refused with 410 — though every event after it is still in the ring, so the client relists for nothing.
-import { tooOldResourceVersion } from "../../../code/apiserver/storage/errors.ts";
-import type { WatchCacheEvent } from "../../../code/apiserver/storage/watch-cache.ts";
+// Mistake: a resume from exactly the oldest servable resourceVersion is refused with 410. Plausible
+// because "older than what the ring holds" reads like `<=`; but every change after that
+// resourceVersion is still in the ring, so the client relists for nothing.
+import { EventRing as Answer } from "./event-ring.ts";
 
-export class EventRing {
-  private readonly ring: (WatchCacheEvent | undefined)[];
-  /** Events ever forgotten; the oldest kept is at startIndex % capacity. */
-  private startIndex = 0;
-  /** Events ever added; the next goes at endIndex % capacity. */
-  private endIndex = 0;
-
-  constructor(
-    readonly capacity: number,
-    private readonly listResourceVersion: number,
-  ) {
-    this.ring = new Array(capacity);
-  }
-
-  add(event: WatchCacheEvent): void {
-    if (this.endIndex - this.startIndex === this.capacity) {
-      this.ring[this.startIndex % this.capacity] = undefined;
-      this.startIndex++;
-    }
-    this.ring[this.endIndex % this.capacity] = event;
-    this.endIndex++;
-  }
-
-  getAllEventsSince(rv: number): WatchCacheEvent[] {
-    let oldest: number;
-    if (this.startIndex === 0) oldest = this.listResourceVersion + 1;
-    else oldest = (this.ring[this.startIndex % this.capacity] as WatchCacheEvent).resourceVersion;
-    // The mistake: `<=` where `<` belongs — oldest − 1 is the last resourceVersion that can be served.
-    if (rv <= oldest - 1) throw tooOldResourceVersion(rv, oldest - 1);
-    const out: WatchCacheEvent[] = [];
-    for (let i = this.startIndex; i < this.endIndex; i++) {
-      const ev = this.ring[i % this.capacity] as WatchCacheEvent;
-      if (ev.resourceVersion > rv) out.push(ev);
-    }
-    return out;
+export class EventRing extends Answer {
+  // The mistake: `<=` where `<` belongs — the oldest servable resourceVersion can be served.
+  protected override tooOld(rv: number, oldestServable: number): boolean {
+    return rv <= oldestServable;
   }
 }

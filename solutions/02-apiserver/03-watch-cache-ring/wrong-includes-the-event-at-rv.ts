@@ -1,41 +1,12 @@
-// Mistake: the events from rv on are sent, the event at rv included — but the client has already seen that one (rv is the last resourceVersion it saw), so it gets it twice.
-import { tooOldResourceVersion } from "../../../code/apiserver/storage/errors.ts";
+// Mistake: the events from rv on are sent, the event at rv included. Plausible because "since rv"
+// sounds inclusive; but rv is the last resourceVersion the client has seen, so it gets that change
+// twice.
 import type { WatchCacheEvent } from "../../../code/apiserver/storage/watch-cache.ts";
+import { EventRing as Answer } from "./event-ring.ts";
 
-export class EventRing {
-  private readonly ring: (WatchCacheEvent | undefined)[];
-  /** Events ever forgotten; the oldest kept is at startIndex % capacity. */
-  private startIndex = 0;
-  /** Events ever added; the next goes at endIndex % capacity. */
-  private endIndex = 0;
-
-  constructor(
-    readonly capacity: number,
-    private readonly listResourceVersion: number,
-  ) {
-    this.ring = new Array(capacity);
-  }
-
-  add(event: WatchCacheEvent): void {
-    if (this.endIndex - this.startIndex === this.capacity) {
-      this.ring[this.startIndex % this.capacity] = undefined;
-      this.startIndex++;
-    }
-    this.ring[this.endIndex % this.capacity] = event;
-    this.endIndex++;
-  }
-
-  getAllEventsSince(rv: number): WatchCacheEvent[] {
-    let oldest: number;
-    if (this.startIndex === 0) oldest = this.listResourceVersion + 1;
-    else oldest = (this.ring[this.startIndex % this.capacity] as WatchCacheEvent).resourceVersion;
-    if (rv < oldest - 1) throw tooOldResourceVersion(rv, oldest - 1);
-    const out: WatchCacheEvent[] = [];
-    for (let i = this.startIndex; i < this.endIndex; i++) {
-      const ev = this.ring[i % this.capacity] as WatchCacheEvent;
-      // The mistake: `>=` — the event at rv is the one the client already has.
-      if (ev.resourceVersion >= rv) out.push(ev);
-    }
-    return out;
+export class EventRing extends Answer {
+  // The mistake: `>=` — the event at rv is the one the client already has.
+  protected override isAfter(ev: WatchCacheEvent, rv: number): boolean {
+    return ev.resourceVersion >= rv;
   }
 }

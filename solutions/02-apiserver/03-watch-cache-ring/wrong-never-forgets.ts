@@ -1,4 +1,9 @@
-// Mistake: the ring never forgets — every event since the list is kept, so memory grows with every write and a client resuming from long ago is replayed a history upstream would have answered with 410.
+// Mistake: the ring never forgets — every event since the list is kept. Plausible because a longer
+// history only seems kinder to clients; but memory grows with every write, and a client resuming
+// from long ago is replayed a history upstream would have answered with 410.
+//
+// Unlike the other recorded mistakes this is a different answer, not the reference with one step
+// changed: with nothing to forget there is no ring, only a growing list.
 import { tooOldResourceVersion } from "../../../code/apiserver/storage/errors.ts";
 import type { WatchCacheEvent } from "../../../code/apiserver/storage/watch-cache.ts";
 

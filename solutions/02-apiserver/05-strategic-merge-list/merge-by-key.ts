@@ -1,41 +1,84 @@
-// The reference answer follows the course's own code: mergeSliceWithSpecialElements and
-// mergeSliceWithoutSpecialElements in code/apiserver/patch/strategic-merge-patch.ts (regions
-// merge-slice and merge-by-key), which the PATCH handler runs for every list with
-// `patchStrategy: merge` (there, the order is normalized afterwards).
-
+// The reference answer, written out in the steps README.md names. It follows the course's own
+// code: mergeSliceWithSpecialElements and mergeSliceWithoutSpecialElements in
+// code/apiserver/patch/strategic-merge-patch.ts (regions merge-slice and merge-by-key), which the
+// PATCH handler runs for every list with `patchStrategy: merge` (there, the order is normalized
+// afterwards).
+//
+// Each rule is one named step in `reference`; `mergeByKey` puts the steps together. A recorded
+// mistake next to this file (wrong-*.ts) is this answer with one step done wrong: it builds its
+// mergeListByKey with `mergeByKey({ ...reference, <step> })`.
 import { errNoMergeKey } from "../../../code/apiserver/patch/errors.ts";
 
 export type JSONMap = Record<string, unknown>;
+type MergeItem = (liveItem: JSONMap, patchItem: JSONMap) => JSONMap;
 
-export function mergeListByKey(
-  live: JSONMap[],
-  patch: JSONMap[],
-  mergeKey: string,
-  mergeItem: (liveItem: JSONMap, patchItem: JSONMap) => JSONMap,
-): JSONMap[] {
-  // First the directives: `$patch: delete` removes the live items with its key; `$patch: replace`
-  // drops the live list altogether. Neither kind of item is itself part of the result.
-  let result = [...live];
-  const plain: JSONMap[] = [];
-  let replace = false;
-  for (const item of patch) {
-    if (!Object.hasOwn(item, "$patch")) {
-      plain.push(item);
-    } else if (item.$patch === "delete") {
-      if (!Object.hasOwn(item, mergeKey)) throw errNoMergeKey(item, mergeKey);
-      result = result.filter((l) => l[mergeKey] !== item[mergeKey]);
-    } else if (item.$patch === "replace") {
-      replace = true;
-    }
-  }
-  if (replace) return plain.map((p) => structuredClone(p));
-  // Then every other item: merged into the live item with the same key, or appended.
-  for (const item of plain) {
-    // An item that cannot be matched is an error, not an append: it would add a nameless container.
-    if (!Object.hasOwn(item, mergeKey)) throw errNoMergeKey(item, mergeKey);
-    const i = result.findIndex((l) => l[mergeKey] === item[mergeKey]);
-    if (i >= 0) result[i] = mergeItem(result[i], item);
-    else result.push(structuredClone(item));
-  }
-  return result;
+export interface MergeByKeySteps {
+  /** The field two items are matched on. */
+  keyField(mergeKey: string): string;
+  /** The list the result is built in, from the caller's live list. */
+  resultList(live: JSONMap[]): JSONMap[];
+  /** Whether a patch item is an instruction (`$patch`) rather than an item. */
+  isDirective(item: JSONMap): boolean;
+  /** The result under `$patch: replace`, from the patch's other items — undefined: merge as usual. */
+  replacement(plain: JSONMap[]): JSONMap[] | undefined;
+  /** Where in `list` the item with `item`'s key is, or -1. */
+  indexOfMatch(list: JSONMap[], item: JSONMap, key: string): number;
+  /** What a matched live item becomes. */
+  merged(liveItem: JSONMap, patchItem: JSONMap, mergeItem: MergeItem): JSONMap;
 }
+
+export const reference: MergeByKeySteps = {
+  keyField: (mergeKey) => mergeKey,
+  // A copy: the live list is the object the server read from storage (and may read again on a retry).
+  resultList: (live) => [...live],
+  isDirective: (item) => Object.hasOwn(item, "$patch"),
+  // The live list is dropped altogether: the patch's items, as they are.
+  replacement: (plain) => plain.map((p) => structuredClone(p)),
+  indexOfMatch: (list, item, key) => list.findIndex((l) => l[key] === item[key]),
+  merged: (liveItem, patchItem, mergeItem) => mergeItem(liveItem, patchItem),
+};
+
+/** The exercise's function, made of `step`. */
+export function mergeByKey(step: MergeByKeySteps) {
+  return function mergeListByKey(
+    live: JSONMap[],
+    patch: JSONMap[],
+    mergeKey: string,
+    mergeItem: MergeItem,
+  ): JSONMap[] {
+    const key = step.keyField(mergeKey);
+    // An item that cannot be matched is an error, not an append: it would add a nameless container.
+    const requireKey = (item: JSONMap) => {
+      if (!Object.hasOwn(item, key)) throw errNoMergeKey(item, key);
+    };
+    // First the directives; neither kind of item is itself part of the result.
+    const result = step.resultList(live);
+    const plain: JSONMap[] = [];
+    let replace = false;
+    for (const item of patch) {
+      if (!step.isDirective(item)) {
+        plain.push(item);
+      } else if (item.$patch === "delete") {
+        requireKey(item);
+        // Every item with that key goes (none: no change); from the end, so a removal skips nothing.
+        for (let i = result.length - 1; i >= 0; i--) {
+          if (result[i][key] === item[key]) result.splice(i, 1);
+        }
+      } else if (item.$patch === "replace") {
+        replace = true;
+      }
+    }
+    const replaced = replace ? step.replacement(plain) : undefined;
+    if (replaced) return replaced;
+    // Then every other item, in patch order: merged into the item with its key, or appended.
+    for (const item of plain) {
+      requireKey(item);
+      const i = step.indexOfMatch(result, item, key);
+      if (i >= 0) result[i] = step.merged(result[i], item, mergeItem);
+      else result.push(structuredClone(item));
+    }
+    return result;
+  };
+}
+
+export const mergeListByKey = mergeByKey(reference);
