@@ -1,8 +1,7 @@
 /**
  * Workload validation — ReplicaSet, Deployment, and the autoscaling/v1 Scale written through
  * their `scale` subresource.
- * Mirrors k8s.io/kubernetes pkg/apis/apps/validation/validation.go (the upstream files are
- * listed at the end of this header).
+ * Upstream: kubernetes' pkg/apis/apps/validation/validation.go.
  *
  * Solves:
  * - a controller owns the pods its selector matches and creates pods from its template, so the
@@ -131,6 +130,7 @@ function validateSelectorAndTemplate(spec: JSONObject, kind: "ReplicaSet" | "Dep
 // #endregion selector-and-template
 
 // #region replicaset
+/** ValidateReplicaSetSpec: counts, then the selector and the template (see above). */
 export function validateReplicaSetSpec(spec: unknown): FieldError[] {
   const s = obj(spec) ?? {};
   const errors = validateNonnegativeField(num(s.replicas), "spec.replicas");
@@ -177,6 +177,10 @@ function validateReplicaCounts(status: JSONObject, fields: string[]): FieldError
   return errors;
 }
 
+/**
+ * ValidateReplicaSetStatusUpdate: what the ReplicaSet controller writes through `/status` — only
+ * the counts are checked; the spec is the old one again (the status strategy put it back).
+ */
 export function validateReplicaSetStatusUpdate(replicaSet: KubeObject, old: KubeObject): FieldError[] {
   const status = obj(replicaSet.status) ?? {};
   return [
@@ -193,6 +197,7 @@ export function validateReplicaSetStatusUpdate(replicaSet: KubeObject, old: Kube
 // #endregion replicaset
 
 // #region deployment
+/** getIntOrPercentValue: `2` → 2, `"25%"` → 25 — only to ask "is it zero?", never to compute a count. */
 function intOrPercentValue(value: unknown): number {
   if (typeof value === "number") return value;
   if (typeof value === "string" && isValidPercent(value).length === 0) return Number(value.slice(0, -1));
@@ -206,6 +211,10 @@ function validatePositiveIntOrPercent(value: unknown, path: string): FieldError[
   return [];
 }
 
+/**
+ * ValidateDeploymentStrategy: `Recreate` (stop every old pod, then start the new ones) takes no
+ * parameters; `RollingUpdate` needs room to move — some surge or some unavailability.
+ */
 function validateDeploymentStrategy(strategy: unknown): FieldError[] {
   const s = obj(strategy) ?? {};
   const errors: FieldError[] = [];
@@ -261,6 +270,10 @@ function validateDeploymentStrategy(strategy: unknown): FieldError[] {
   return errors;
 }
 
+/**
+ * ValidateDeploymentSpec: as a ReplicaSet's, plus the strategy and the rollout clock — a rollout is
+ * "not progressing" after `progressDeadlineSeconds`, which must leave time for `minReadySeconds`.
+ */
 export function validateDeploymentSpec(spec: unknown): FieldError[] {
   const s = obj(spec) ?? {};
   const errors = validateNonnegativeField(num(s.replicas), "spec.replicas");
@@ -294,6 +307,10 @@ export function validateDeploymentUpdate(deployment: KubeObject, old: KubeObject
   ];
 }
 
+/**
+ * ValidateDeploymentStatusUpdate: the counts, and `collisionCount`, which the controller bumps to
+ * get a new ReplicaSet name after a hash collision — going back could reuse a taken name.
+ */
 export function validateDeploymentStatusUpdate(deployment: KubeObject, old: KubeObject): FieldError[] {
   const status = obj(deployment.status) ?? {};
   const errors = validateObjectMetaUpdate(deployment.metadata, old.metadata);

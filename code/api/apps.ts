@@ -1,7 +1,7 @@
 /**
  * Workload kinds (group apps, version v1) — ReplicaSet and Deployment — and the autoscaling/v1
  * Scale object their `scale` subresource speaks, as TypeScript views of their JSON.
- * Mirrors k8s.io/api/apps/v1/types.go (the upstream files are listed at the end of this header).
+ * Upstream: k8s.io/api's apps/v1/types.go and autoscaling/v1/types.go.
  *
  * Solves:
  * - a controller and the API server agree on what "desired" (`spec.replicas`, the pod template)

@@ -1,7 +1,6 @@
 /**
  * Lease validation — a lease names its holder and its durations; the durations must make sense.
- * Mirrors k8s.io/kubernetes pkg/apis/coordination/validation/validation.go (the upstream file
- * is listed at the end of this header).
+ * Upstream: kubernetes' pkg/apis/coordination/validation/validation.go.
  *
  * Solves:
  * - every client computes "is this lease expired?" as `renewTime + leaseDurationSeconds < now`;
@@ -25,6 +24,7 @@ import { validateObjectMeta, validateObjectMetaUpdate } from "./object-meta-vali
 import { nameIsDNSSubdomain } from "./string-validation.ts";
 
 // #region validate-lease
+/** ValidateLeaseSpec: only the numbers; who holds the lease, and since when, is the clients' business. */
 export function validateLeaseSpec(spec: unknown): FieldError[] {
   const s = obj(spec) ?? {};
   const errors: FieldError[] = [];

@@ -1,7 +1,7 @@
 /**
  * Lease (group coordination.k8s.io, version v1) — a named, timed claim that one holder makes
  * and keeps renewing. Leader election (chapter 6) and node heartbeats (chapter 7) are built on it.
- * Mirrors k8s.io/api/coordination/v1/types.go (the upstream file is listed at the end of this header).
+ * Upstream: k8s.io/api's coordination/v1/types.go.
  *
  * Solves:
  * - several replicas of the scheduler agree on one leader without talking to each other: each

@@ -1,8 +1,7 @@
 /**
  * Validation of the core kinds other than Pod — Namespace, Node, Event, ConfigMap, Secret,
  * ServiceAccount, Service, Endpoints.
- * Mirrors k8s.io/kubernetes pkg/apis/core/validation/validation.go and events.go (the upstream
- * files are listed at the end of this header).
+ * Upstream: kubernetes' pkg/apis/core/validation/validation.go and events.go.
  *
  * Solves:
  * - each kind's own rules on top of ObjectMeta's: a namespace name is a DNS label (it becomes
@@ -56,7 +55,7 @@ import {
   validateObjectMeta,
   validateObjectMetaUpdate,
 } from "./object-meta-validation.ts";
-import { quantityValue, validateResourceQuantity } from "./pod-validation.ts";
+import { quantityValue, validateResourceQuantity } from "./resource-validation.ts";
 import {
   isConfigMapKey,
   isDNS1123Label,
@@ -83,6 +82,10 @@ function decodedLength(base64: string): number {
 }
 
 // #region namespace
+/**
+ * ValidateNamespace: a DNS-label name, and `spec.finalizers` — the list the namespace controller
+ * works through (deleting everything inside) before a terminating namespace may go.
+ */
 export function validateNamespace(namespace: KubeObject): FieldError[] {
   const errors = validateObjectMeta(namespace.metadata, false, nameIsDNSLabel);
   for (const finalizer of arr(obj(namespace.spec)?.finalizers).map(String)) {
@@ -113,6 +116,7 @@ export function validateNamespaceStatusUpdate(namespace: KubeObject, old: KubeOb
   return errors;
 }
 
+/** ValidateNamespaceFinalizeUpdate: the `finalize` subresource, where the namespace controller removes its finalizer. */
 export function validateNamespaceFinalizeUpdate(namespace: KubeObject, old: KubeObject): FieldError[] {
   const errors = validateObjectMetaUpdate(namespace.metadata, old.metadata);
   arr(obj(namespace.spec)?.finalizers).forEach((finalizer, i) => {
@@ -171,6 +175,7 @@ function validateResourceQuantityValue(name: string, quantity: unknown, path: st
   return errors;
 }
 
+/** The kubelet's report of what the node has (`capacity`) and what pods may use (`allocatable`). */
 function validateNodeResources(node: KubeObject): FieldError[] {
   const errors: FieldError[] = [];
   const status = obj(node.status) ?? {};
@@ -190,6 +195,7 @@ function isValidCIDR(value: string): boolean {
   return Number(prefix) <= (parsed.family === 4 ? 32 : 128);
 }
 
+/** ValidateNode: a DNS-subdomain name (nodes are cluster-scoped), then taints, resources and pod CIDRs. */
 export function validateNode(node: KubeObject): FieldError[] {
   const errors = validateObjectMeta(node.metadata, false, nameIsDNSSubdomain);
   const spec = obj(node.spec) ?? {};
@@ -296,6 +302,10 @@ export function validateEventUpdate(event: KubeObject, _old: KubeObject): FieldE
 // #endregion event
 
 // #region config
+/**
+ * ValidateConfigMap: every key of `data` and `binaryData` can be a file name in a volume, no key
+ * is in both, and the whole payload fits in one etcd value.
+ */
 export function validateConfigMap(configMap: KubeObject): FieldError[] {
   const errors = validateObjectMeta(configMap.metadata, true, nameIsDNSSubdomain);
   const data = obj(configMap.data) ?? {};
@@ -342,6 +352,7 @@ const SECRET_TYPE_KEYS: Record<string, string[]> = {
   "kubernetes.io/tls": ["tls.crt", "tls.key"],
 };
 
+/** ValidateSecret: keys as for a ConfigMap, then the keys the Secret's `type` promises its consumers. */
 export function validateSecret(secret: KubeObject): FieldError[] {
   const errors = validateObjectMeta(secret.metadata, true, nameIsDNSSubdomain);
   const data = obj(secret.data) ?? {};
@@ -400,12 +411,14 @@ function isHeadless(spec: JSONObject): boolean {
   return spec.clusterIP === "None";
 }
 
+/** A Service's `targetPort`: a number, or the name of a container port (the same rule as probe-validation.ts). */
 function validatePortNumOrName(port: unknown, path: string): FieldError[] {
   if (typeof port === "string") return isValidPortName(port).map((m) => invalid(path, port, m));
   const n = typeof port === "number" ? port : 0;
   return isValidPortNum(n).map((m) => invalid(path, n, m));
 }
 
+/** One Service port: named when there are several (Endpoints and kube-proxy match them by name). */
 function validateServicePort(
   port: JSONObject,
   requireName: boolean,
@@ -444,6 +457,13 @@ function servicePortKey(protocol: string, port: number): GoValue {
   );
 }
 
+/**
+ * ValidateService, in upstream's order: the type decides what else may be set — an ExternalName
+ * service is only a DNS CNAME (no cluster IP, no ports required), a headless one (`clusterIP:
+ * None`) needs no ports, NodePort and LoadBalancer need a cluster IP and may carry node ports;
+ * then ports, selector, session affinity, external IPs, and the traffic policies, which only mean
+ * something for traffic that enters from outside the cluster.
+ */
 export function validateService(service: KubeObject): FieldError[] {
   const errors = validateObjectMeta(service.metadata, true, nameIsDNS1035Label);
   const spec = obj(service.spec) ?? {};
@@ -630,6 +650,7 @@ export function validateNonSpecialIP(ip: string, path: string): FieldError[] {
   return errors;
 }
 
+/** One address of a subset: an IP other nodes can reach, and optional hostname and node name. */
 function validateEndpointAddress(address: JSONObject, path: string): FieldError[] {
   const ip = str(address.ip);
   const errors = isValidIP(ip).map((m) => invalid(childPath(path, "ip"), ip, m));
@@ -645,6 +666,11 @@ function validateEndpointAddress(address: JSONObject, path: string): FieldError[
   return errors;
 }
 
+/**
+ * ValidateEndpoints: what the endpoints controller writes for a Service and kube-proxy reads —
+ * each subset has addresses, and ports named whenever there are several (a Service port finds its
+ * endpoint port by name).
+ */
 export function validateEndpoints(endpoints: KubeObject): FieldError[] {
   const errors = validateObjectMeta(endpoints.metadata, true, nameIsDNSSubdomain);
   arr(endpoints.subsets).forEach((entry, i) => {

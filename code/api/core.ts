@@ -1,7 +1,7 @@
 /**
  * Core kinds (group "", version v1) — Namespace, Pod, Node, Event, ConfigMap, Secret,
  * ServiceAccount, Service, Endpoints, Binding — as TypeScript views of their JSON.
- * Mirrors k8s.io/api/core/v1/types.go (the upstream files are listed at the end of this header).
+ * Upstream: k8s.io/api's core/v1/types.go, the Go structs these views follow field for field.
  *
  * Solves:
  * - every component reads the same field names (`spec.nodeName`, `status.podIP`,

@@ -1,8 +1,8 @@
 /**
  * Defaulting — the values the API server fills in for fields a client left out, before
  * validation and before the object is stored.
- * Mirrors the SetDefaults_* functions of k8s.io/kubernetes pkg/apis/{core,apps,scheduling}/v1
- * and the `+default=` markers of the types (the upstream files are listed at the end of this header).
+ * Upstream: the SetDefaults_* functions in kubernetes' pkg/apis/{core,apps,scheduling}/v1/defaults.go
+ * and the `+default=` markers on k8s.io/api's types.
  *
  * Solves:
  * - `kubectl run web --image=nginx` sends a pod with one container and nothing else; every
@@ -176,9 +176,13 @@ const VOLUME_SOURCES = [
   "image",
 ];
 
-/** 0644: readable by everyone, writable by the owner — upstream's default file mode for projected keys. */
+/**
+ * 0644 (420 in JSON): readable by everyone, writable by the owner — upstream's default mode for
+ * the files of secret, configMap, downwardAPI and projected volumes.
+ */
 const DEFAULT_FILE_MODE = 0o644;
 
+/** SetDefaults_Volume and its sources': no source at all means an emptyDir; file modes for the rest. */
 export function setDefaultsVolume(volume: JSONObject): void {
   if (VOLUME_SOURCES.every((source) => volume[source] === undefined || volume[source] === null)) {
     volume.emptyDir = {};
@@ -269,9 +273,9 @@ export function imageTag(image: string): string {
 // #region other-core-defaults
 /**
  * SetDefaults_Namespace + SetDefaults_NamespaceStatus: the `kubernetes.io/metadata.name` label
- * (so a namespaceSelector can pick a namespace by name) and phase Active. The pod strategy's
- * cousin, the namespace strategy, ALSO resets the status to Active on create and adds the
- * `kubernetes` finalizer — that part belongs to the registry, not here.
+ * (so a namespaceSelector can pick a namespace by name) and phase Active. The namespace strategy
+ * also resets the status to Active on create and adds the `kubernetes` finalizer — that part
+ * belongs to the registry, not here.
  */
 export function setDefaultsNamespace(namespace: KubeObject): void {
   const name = namespace.metadata?.name;

@@ -1,7 +1,6 @@
 /**
  * Field errors — what is wrong with which field of an object, in upstream's words.
- * Mirrors k8s.io/apimachinery/pkg/util/validation/field (the upstream files are listed at the
- * end of this header).
+ * Upstream: apimachinery's pkg/util/validation/field (errors.go, path.go).
  *
  * Solves:
  * - validation reports every problem at once, each tied to a field path
@@ -72,6 +71,8 @@ function formatValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
+// One constructor per upstream function (field.Required, field.Invalid, …): a validator names the
+// problem and the field; the words come from here, so every message is spelled one way.
 export const required = (field: string, detail = ""): FieldError => ({
   type: "FieldValueRequired",
   field,
@@ -139,8 +140,9 @@ export const keyPath = (parent: string, key: string): string => `${parent}[${key
 
 /**
  * A bad value that upstream prints with Go's `%#v` (a map, a struct) or a Stringer (a time):
- * `text` is what the message shows, `value` what a program gets. Plain values print as before:
- * strings quoted, numbers and booleans bare, anything else as JSON.
+ * `text` is what the message shows, `value` what a program gets (in a Status cause, as JSON).
+ * Any other bad value prints as formatValue does: strings quoted, numbers and booleans bare,
+ * anything else as JSON.
  */
 export class GoValue {
   constructor(

@@ -1,7 +1,7 @@
 /**
  * Field selectors — `?fieldSelector=spec.nodeName=node-1`: picking objects by a few of their
  * fields rather than by their labels.
- * Mirrors k8s.io/apimachinery/pkg/fields (the upstream files are listed at the end of this header).
+ * Upstream: apimachinery's pkg/fields.
  *
  * Solves:
  * - a kubelet wants only the pods bound to its node (`spec.nodeName=node-1`), `kubectl get events`
@@ -33,7 +33,7 @@ export { SelectorError } from "./labels.ts";
 /** The selectable fields of one object, such as `{"metadata.name": "web", "spec.nodeName": ""}`. */
 export type Fields = Readonly<Record<string, string>>;
 
-/** One term: `field=value` (`=` and `==` are kept apart only to print them back as written). */
+/** One term: `field=value`. `=` and `==` mean the same (both are upstream's hasTerm); the operator is kept as written. */
 export interface FieldRequirement {
   readonly field: string;
   readonly operator: "=" | "==" | "!=";

@@ -1,6 +1,7 @@
 /**
  * Reading untyped JSON safely — the few accessors validation and defaulting use to walk an
- * object that a client sent and that may have any shape.
+ * object that a client sent and that may have any shape. Upstream has no such file: Go decodes a
+ * body into typed structs, and a wrong JSON type fails decoding with a 400 before validation runs.
  *
  * Solves:
  * - the API server must answer bad input with a Status error, never crash: a `containers`
@@ -11,8 +12,7 @@
  * - every accessor returns a value of the asked type or a neutral one (`undefined`, `[]`),
  *   never throws, never copies.
  *
- * @upstream none — Go's typed decoding does this job upstream (a wrong JSON type fails decoding
- * with a 400 before validation runs); here objects stay JSON, so validation reads them defensively.
+ * @upstream none — Go's typed decoding does this job upstream
  * @chapter 02-apiserver
  */
 

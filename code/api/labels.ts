@@ -1,6 +1,6 @@
 /**
  * Label selectors — "which objects do you mean?", asked the same way by every component.
- * Mirrors k8s.io/apimachinery/pkg/labels (the upstream files are listed at the end of this header).
+ * Upstream: apimachinery's pkg/labels, the package every component links.
  *
  * Solves:
  * - one language for picking objects: the API server filters list and watch by `?labelSelector=`,
@@ -564,6 +564,7 @@ export function parse(selector: string): Result<Selector> {
 // #endregion parse
 
 // #region parse-requirement
+/** One requirement, in the grammar's three shapes: `!KEY`, `KEY` alone, or `KEY` operator values. */
 function parseRequirement(cursor: TokenCursor): Result<Requirement> {
   const first = cursor.consume("Values");
   const negated = first.tok === "DoesNotExistToken";
@@ -665,6 +666,7 @@ function parseValueList(cursor: TokenCursor): Result<string[]> {
 // #endregion parse-values
 
 // #region canonical-string
+// Each operator as a selector string writes it: the lexer's tokens read backwards.
 const WRITTEN_OPERATOR: Record<Operator, string> = {
   "=": "=",
   "==": "==",

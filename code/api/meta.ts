@@ -1,8 +1,7 @@
 /**
  * Object metadata — the fields every Kubernetes object shares, and the shapes the API speaks
  * besides objects: lists, watch events and `Status`.
- * Mirrors k8s.io/apimachinery/pkg/apis/meta/v1/types.go (the upstream files are listed at the
- * end of this header).
+ * Upstream: apimachinery's pkg/apis/meta/v1/types.go, which every Go client shares.
  *
  * Solves:
  * - every layer (API server, client, controllers, kubelet) reads `metadata.name`,
@@ -86,6 +85,9 @@ export interface KubeList<T extends KubeObject = KubeObject> extends TypeMeta {
 // #endregion object-meta
 
 // #region status
+// A failed request's `reason` is what a client branches on, because the HTTP code alone is
+// ambiguous: 409 is AlreadyExists (create) or Conflict (stale resourceVersion, retry); 410 is Gone
+// or Expired (too old a resourceVersion — a reflector lists again).
 export type StatusReason =
   | "BadRequest"
   | "Unauthorized"

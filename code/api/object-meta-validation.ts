@@ -2,8 +2,8 @@
  * ObjectMeta validation — the checks every kind shares: a valid name, a namespace exactly when
  * the kind is namespaced, well-formed labels and annotations, owner references and finalizers,
  * and on update the fields that may never change.
- * Mirrors k8s.io/apimachinery/pkg/api/validation/objectmeta.go (the upstream files are listed
- * at the end of this header).
+ * Upstream: apimachinery's pkg/api/validation/objectmeta.go and
+ * pkg/apis/meta/v1/validation/validation.go.
  *
  * Solves:
  * - a name ends up in URLs, DNS and label values, so each kind picks a name rule (DNS
@@ -21,9 +21,10 @@
  * - `resourceVersion` must be present on update — the handler fills it in from storage for an
  *   unconditional update (a PUT without it), so this only fires if it did not.
  *
- * Not here (the handler's job, upstream's rest.BeforeCreate / BeforeUpdate): the second,
- * generic pass with ValidatePathSegmentName (string-validation.ts exports it) and
- * `managedFields` validation.
+ * Not here: upstream's rest.BeforeCreate / BeforeUpdate add a second, generic pass with
+ * ValidatePathSegmentName (string-validation.ts has it, but nothing calls it: every kind served
+ * here has a stricter name rule that already refuses `/`, `%`, `.` and `..`) and validate
+ * `managedFields`, which nothing here validates.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go (ValidateObjectMeta, ValidateObjectMetaUpdate, ValidateAnnotations, TotalAnnotationSizeLimitB, ValidateOwnerReferences, ValidateFinalizers, ValidateImmutableField, BannedOwners)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/validation/generic.go (ValidateNonnegativeField, IsNegativeErrorMsg)
@@ -203,6 +204,10 @@ export function validateKubeFinalizerName(name: string, path: string): FieldErro
   return [];
 }
 
+/**
+ * ValidateFinalizers: each a qualified name. `orphan` (keep the dependents) and
+ * `foregroundDeletion` (delete them first) ask the garbage collector for opposite things.
+ */
 function validateFinalizers(finalizers: unknown, path: string): FieldError[] {
   if (!Array.isArray(finalizers)) return [];
   const names = finalizers.map(String);

@@ -104,6 +104,18 @@ describe("validatePodUpdate", () => {
     expect(text(validatePodUpdate(updated as KubeObject, old))).toEqual(expected);
   });
 
+  it("lets scheduling gates be removed, never added", () => {
+    const gated = pod((p) => (p.spec.schedulingGates = [{ name: "g1" }]));
+    const added = structuredClone(gated) as Json;
+    added.spec.schedulingGates.push({ name: "g2" });
+    expect(text(validatePodUpdate(added as KubeObject, gated))).toEqual([
+      "spec.schedulingGates[1].name: Forbidden: only deletion is allowed, but found new scheduling gate 'g2'",
+    ]);
+    const removed = structuredClone(gated) as Json;
+    delete removed.spec.schedulingGates;
+    expect(validatePodUpdate(removed as KubeObject, gated)).toEqual([]);
+  });
+
   it("allows a negative grace period to become 1, and nothing else", () => {
     const negative = pod((p) => (p.spec.terminationGracePeriodSeconds = -1));
     const toOne = structuredClone(negative) as Json;

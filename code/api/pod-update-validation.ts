@@ -2,14 +2,14 @@
  * Pod update validation — which changes to an existing pod are allowed: by its owner through
  * PUT/PATCH, by the kubelet through `pods/<name>/status`, by the scheduler through
  * `pods/<name>/binding`.
- * Mirrors the update part of k8s.io/kubernetes pkg/apis/core/validation/validation.go (the
- * upstream file is listed at the end of this header).
+ * Upstream: the update part of kubernetes' pkg/apis/core/validation/validation.go
+ * (ValidatePodUpdate, ValidatePodStatusUpdate, ValidatePodBinding).
  *
  * Solves:
  * - the scheduler and the kubelet act on a pod's spec, so after creation it is (almost)
- *   frozen: only container images, `activeDeadlineSeconds` (downwards), added tolerations and a
- *   negative grace period set to 1 may change — anything else is refused with upstream's
- *   "pod updates may not change fields other than …" message;
+ *   frozen: only container images, `activeDeadlineSeconds` (downwards), added tolerations,
+ *   removed scheduling gates and a negative grace period set to 1 may change — anything else is
+ *   refused with upstream's "pod updates may not change fields other than …" message;
  * - the kubelet's status write must not move the pod to another node nor revive a container
  *   that terminated for good under `restartPolicy: Never`.
  *
@@ -19,7 +19,11 @@
  * - the diff under the refusal lists changed top-level spec fields as JSON (upstream prints Go's
  *   cmp.Diff of the internal struct, which a JSON server cannot reproduce).
  *
- * @upstream kubernetes/kubernetes pkg/apis/core/validation/validation.go (ValidatePodUpdate, updatablePodSpecFields, ValidateContainerUpdates, validateOnlyAddedTolerations, ValidatePodStatusUpdate, ValidateContainerStateTransition, ValidatePodBinding)
+ * Simplified: upstream also lets a pod that still has scheduling gates narrow its `nodeSelector`
+ * and required node affinity (additions only, for queueing systems such as Kueue); here that is
+ * refused like any other spec change.
+ *
+ * @upstream kubernetes/kubernetes pkg/apis/core/validation/validation.go (ValidatePodUpdate, updatablePodSpecFields, ValidateContainerUpdates, validateOnlyAddedTolerations, validateOnlyDeletedSchedulingGates, ValidatePodStatusUpdate, ValidateContainerStateTransition, ValidatePodBinding)
  * @chapter 02-apiserver
  */
 
@@ -35,8 +39,9 @@ import {
 import { arr, isSet, type JSONObject, num, obj, str } from "./json.ts";
 import type { KubeObject } from "./meta.ts";
 import { deepEqual, validateImmutableField, validateObjectMetaUpdate } from "./object-meta-validation.ts";
-import { validatePodMetadataAndSpec, validateTolerations } from "./pod-validation.ts";
+import { validatePodMetadataAndSpec } from "./pod-validation.ts";
 import { inclusiveRangeError, isValidIP, nameIsDNSSubdomain } from "./string-validation.ts";
+import { validateTolerations } from "./toleration-validation.ts";
 
 const MAX_INT32 = 2147483647;
 
@@ -96,6 +101,32 @@ function validateOnlyAddedTolerations(
 }
 
 /**
+ * validateOnlyDeletedSchedulingGates: a gate is a hold someone else will release; the scheduler
+ * ignores a pod until its list is empty, so a gate may be removed but never added. One error per
+ * added gate, in index order (upstream walks a Go map, in random order).
+ */
+function validateOnlyDeletedSchedulingGates(
+  newGates: unknown[],
+  oldGates: unknown[],
+  path: string,
+): FieldError[] {
+  // Name → index, the last one winning for a repeated name, as upstream's map assignment does.
+  const added = new Map<string, number>();
+  newGates.forEach((g, i) => {
+    added.set(str(obj(g)?.name), i);
+  });
+  for (const g of oldGates) added.delete(str(obj(g)?.name));
+  return [...added]
+    .sort((a, b) => a[1] - b[1])
+    .map(([name, i]) =>
+      forbidden(
+        childPath(indexPath(path, i), "name"),
+        `only deletion is allowed, but found new scheduling gate '${name}'`,
+      ),
+    );
+}
+
+/**
  * ValidatePodUpdate: the new pod must be valid, and its spec may differ from the old one only
  * in the updatable fields. Those are "munged" back to their old values; if anything still
  * differs, the update is refused with the list of what may change and a diff.
@@ -133,6 +164,13 @@ export function validatePodUpdate(newPod: KubeObject, oldPod: KubeObject): Field
 
   errors.push(
     ...validateOnlyAddedTolerations(arr(newSpec.tolerations), arr(oldSpec.tolerations), "spec.tolerations"),
+  );
+  errors.push(
+    ...validateOnlyDeletedSchedulingGates(
+      arr(newSpec.schedulingGates),
+      arr(oldSpec.schedulingGates),
+      "spec.schedulingGates",
+    ),
   );
   if (deepEqual(newSpec, oldSpec)) return errors;
 

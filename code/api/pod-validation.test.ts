@@ -5,8 +5,9 @@ import type { KubeObject } from "./meta.ts";
 import { validatePod, validatePodTemplateSpec } from "./pod-validation.ts";
 
 // Expected messages are Kubernetes v1.32's, built from the upstream sources cited in
-// pod-validation.ts (pkg/apis/core/validation/validation.go and apimachinery's
-// util/validation); the regex texts are copied from apimachinery's validation.go constants.
+// pod-validation.ts and the files for its parts (container-, env-, resource-, probe-, volume-,
+// toleration- and affinity-validation.ts: pkg/apis/core/validation/validation.go and
+// apimachinery's util/validation); the regex texts are copied from apimachinery's constants.
 
 const DNS1123_LABEL =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end " +
@@ -346,6 +347,26 @@ describe("validatePod (create)", () => {
         'spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: "": name part must be non-empty',
         "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
         "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 101: must be in the range 1-100",
+      ],
+    ],
+    [
+      "preferred node affinity: label values unchecked, a node name in matchFields still checked",
+      (p) =>
+        (p.spec.affinity = {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              {
+                weight: 10,
+                preference: {
+                  matchExpressions: [{ key: "zone", operator: "In", values: ["not a label value"] }],
+                  matchFields: [{ key: "metadata.name", operator: "In", values: ["Node_1"] }],
+                },
+              },
+            ],
+          },
+        }),
+      [
+        `spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].values[0]: Invalid value: "Node_1": ${DNS1123_SUBDOMAIN}`,
       ],
     ],
     [

@@ -1,8 +1,7 @@
 /**
  * PriorityClass validation — user classes stay below the system band; `system-` names are
  * reserved for the built-in classes; value and preemption policy never change.
- * Mirrors k8s.io/kubernetes pkg/apis/scheduling/validation/validation.go (the upstream files
- * are listed at the end of this header).
+ * Upstream: kubernetes' pkg/apis/scheduling/validation/validation.go.
  *
  * Solves:
  * - a user who could create a class worth 2,000,000,000 could preempt the cluster's own DNS
@@ -46,6 +45,7 @@ function systemPriorityClassError(name: string, value: number, globalDefault: bo
 }
 
 // #region validate-priority-class
+/** ValidatePriorityClass: a `system-` name must be a built-in class as it is; any other stays in the user band. */
 export function validatePriorityClass(priorityClass: KubeObject): FieldError[] {
   const errors = validateObjectMeta(priorityClass.metadata, false, nameIsDNSSubdomain);
   const name = priorityClass.metadata?.name ?? "";
@@ -74,6 +74,7 @@ export function validatePriorityClass(priorityClass: KubeObject): FieldError[] {
   return errors;
 }
 
+/** ValidatePriorityClassUpdate: value and preemption policy are frozen (pods already copied them). */
 export function validatePriorityClassUpdate(priorityClass: KubeObject, old: KubeObject): FieldError[] {
   const errors = validateObjectMetaUpdate(priorityClass.metadata, old.metadata);
   if (num(priorityClass.value) !== num(old.value))

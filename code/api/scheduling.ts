@@ -1,7 +1,7 @@
 /**
  * PriorityClass (group scheduling.k8s.io, version v1) — a name for a pod priority, so that pods
  * say `priorityClassName: high` and the cluster decides what "high" is worth.
- * Mirrors k8s.io/api/scheduling/v1/types.go (the upstream files are listed at the end of this header).
+ * Upstream: k8s.io/api's scheduling/v1/types.go.
  *
  * Solves:
  * - the scheduler orders its queue and chooses preemption victims by a number, but users should

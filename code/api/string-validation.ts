@@ -1,8 +1,8 @@
 /**
  * String checks — is this a DNS label, a port name, a config key, an IP? — each returning
  * upstream's list of problems (empty when the value is fine).
- * Mirrors k8s.io/apimachinery/pkg/util/validation/validation.go (the upstream files are listed
- * at the end of this header); the label-key and label-value checks live in labels.ts.
+ * Upstream: apimachinery's pkg/util/validation/validation.go; the label-key and label-value
+ * checks live in labels.ts.
  *
  * Solves:
  * - an object's names end up in DNS (`<service>.<namespace>.svc`), in URLs and in file names

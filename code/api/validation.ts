@@ -1,8 +1,8 @@
 /**
  * Validation by kind — the one entry point the API server's registry calls: "is this object
  * (or this change to it) acceptable?", answered with every problem at once.
- * Mirrors the per-resource strategies' Validate / ValidateUpdate calls into
- * pkg/apis/<group>/validation (the upstream files are listed at the end of this header).
+ * Upstream: each resource's strategy (pkg/registry/<group>/<resource>/strategy.go) calls its
+ * Validate* functions in pkg/apis/<group>/validation; here one table does it for every kind.
  *
  * Solves:
  * - the registry is generic over resources; this file maps (apiVersion, kind) to the kind's
@@ -14,10 +14,10 @@
  * - an unknown kind yields no errors (nothing to check), never an exception;
  * - every function runs on a defaulted object (defaults.ts) and never modifies it.
  *
- * The per-kind functions live in object-meta-validation.ts, pod-validation.ts,
- * pod-update-validation.ts,
- * core-validation.ts, apps-validation.ts, coordination-validation.ts and
- * scheduling-validation.ts, and are re-exported here.
+ * The per-kind functions live in the `*-validation.ts` files beside this one (pod-validation.ts
+ * and the files for a pod's parts, pod-update-validation.ts, core-, apps-, coordination- and
+ * scheduling-validation.ts, object-meta-validation.ts for what every kind shares) and are
+ * re-exported here.
  *
  * @upstream kubernetes/kubernetes pkg/registry/core/pod/strategy.go (podStrategy.Validate, ValidateUpdate; podStatusStrategy.ValidateUpdate)
  * @upstream kubernetes/kubernetes pkg/registry/apps/deployment/strategy.go (deploymentStrategy.Validate, ValidateUpdate)
@@ -61,13 +61,20 @@ import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "
 import { validatePod } from "./pod-validation.ts";
 import { validatePriorityClass, validatePriorityClassUpdate } from "./scheduling-validation.ts";
 
+export * from "./affinity-validation.ts";
 export * from "./apps-validation.ts";
+export * from "./container-validation.ts";
 export * from "./coordination-validation.ts";
 export * from "./core-validation.ts";
+export * from "./env-validation.ts";
 export * from "./object-meta-validation.ts";
 export * from "./pod-update-validation.ts";
 export * from "./pod-validation.ts";
+export * from "./probe-validation.ts";
+export * from "./resource-validation.ts";
 export * from "./scheduling-validation.ts";
+export * from "./toleration-validation.ts";
+export * from "./volume-validation.ts";
 
 type Validate = (object: KubeObject) => FieldError[];
 type ValidateUpdate = (object: KubeObject, old: KubeObject) => FieldError[];
@@ -80,6 +87,8 @@ interface KindRules {
 }
 
 // #region kind-rules
+// One row per kind: its create, update and status-subresource rules. Binding and Scale are bodies
+// sent to a subresource, with no old object of their own to compare: an update checks the new one.
 const rules: Record<string, KindRules> = {
   "v1/Namespace": {
     create: validateNamespace,

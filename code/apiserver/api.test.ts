@@ -645,7 +645,7 @@ describe("delete", () => {
       preconditions: { uid: "nope" },
     });
     expect(r.code).toBe(409);
-    expect(r.body.message).toContain("Precondition failed: UID in precondition: nope");
+    expect(r.body.message).toContain("the UID in the precondition (nope) does not match the UID in record");
     const bad = await call("DELETE", `${cms}/pre?propagationPolicy=Sideways`);
     expect(bad.code).toBe(422);
   });

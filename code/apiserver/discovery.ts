@@ -1,6 +1,7 @@
 /**
  * Discovery — the documents a client reads before it touches any object: /version, /api,
- * /apis, /api/v1, /apis/<group>/<version>, and the aggregated form of /api and /apis.
+ * /apis, /api/v1, /apis/<group>/<version>, and the aggregated form of /api and /apis. Upstream:
+ * k8s.io/apiserver's endpoints/discovery/ package (aggregated/handler.go for the aggregated form).
  *
  * Solves:
  * - kubectl turns `kubectl get po` into a URL only through discovery: it learns that `po` is a

@@ -1,6 +1,6 @@
 /**
- * API errors — every failure the API server reports, as a Kubernetes `Status` with upstream's
- * reason, code and message.
+ * API errors — every failure the API server reports, as a `Status` with upstream's words.
+ * Reason, HTTP code and message are upstream's, from k8s.io/apimachinery pkg/api/errors/errors.go.
  *
  * Solves:
  * - clients branch on `reason` (a controller retries on Conflict, a reflector relists on Expired,
@@ -11,8 +11,6 @@
  * Invariants:
  * - a StatusError always carries a complete `Status` (kind, apiVersion, status Failure, code);
  * - `details.kind` is the resource (`pods`) except for Invalid, where upstream puts the kind (`Pod`).
- *
- * Upstream: k8s.io/apimachinery/pkg/api/errors/errors.go (StatusError, NewNotFound, NewConflict, …).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go (StatusError, NewNotFound, NewAlreadyExists, NewConflict, NewInvalid, NewBadRequest, NewResourceExpired, NewGone, NewMethodNotSupported, NewRequestEntityTooLargeError, NewInternalError)
  * @chapter 02-apiserver

@@ -1,11 +1,12 @@
 /**
  * Content negotiation — which format a request body is in (Content-Type) and which format the
- * client wants back (Accept), including the Table view kubectl asks for.
+ * client wants back (Accept), including the Table view kubectl asks for. Upstream: k8s.io/apiserver's
+ * handlers/negotiation/negotiate.go.
  *
  * Solves:
  * - `kubectl apply -f pod.yaml` sends JSON, `curl --data-binary @pod.yaml -H 'Content-Type:
- *   application/yaml'` sends YAML, client-go can send protobuf: the handlers want one object
- *   whatever came;
+ *   application/yaml'` sends YAML, `kubectl create deployment` sends protobuf: the handlers want
+ *   one object whatever came;
  * - `kubectl get pods` sends `Accept: application/json;as=Table;v=v1;g=meta.k8s.io,
  *   application/json` and prints the server's columns: the server must recognise that media
  *   type with its parameters, and fall back to plain JSON for a client that accepts both;
@@ -17,7 +18,8 @@
  * - responses are JSON; the Accept header only chooses between an object and a Table.
  *
  * What upstream does differently: it can also answer in YAML and protobuf, and in
- * PartialObjectMetadata form; we answer JSON to any client that accepts it.
+ * PartialObjectMetadata form; we answer JSON to every client, even one that asked only for YAML
+ * (JSON is valid YAML).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/negotiate.go (NegotiateInputSerializer, NegotiateOutputMediaType, MediaTypeOptions)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go (transformDecodeError)
@@ -133,8 +135,8 @@ export function parseJSON(body: Buffer): unknown {
 export type OutputKind = { as: "object" } | { as: "table"; version: "v1" | "v1beta1" };
 
 /**
- * Reads the Accept header: the first acceptable entry wins. A Table is served only when asked
- * for with group meta.k8s.io; `*\/*` and `application/json` mean the object.
+ * Reads the Accept header: the first acceptable entry wins. A JSON, YAML or wildcard entry without
+ * `as=` means the object; a Table is served only when asked for with group meta.k8s.io.
  */
 export function negotiateOutput(accept: string | undefined): OutputKind {
   if (!accept) return { as: "object" };

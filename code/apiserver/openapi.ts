@@ -1,7 +1,8 @@
 /**
  * OpenAPI v3 — the schema documents kubectl downloads to validate, explain and patch objects:
  * /openapi/v3 (an index of group versions) and /openapi/v3/api/v1, /openapi/v3/apis/apps/v1, ….
- * Mirrors k8s.io/kube-openapi's handler3/handler.go (the upstream files are listed at the end of this header).
+ * Upstream: kube-openapi's handler3/handler.go serves them; the API server builds them from the
+ * Go types and its routes (k8s.io/apiserver's endpoints/openapi/openapi.go).
  *
  * Solves:
  * - `kubectl apply` checks the PATCH operation of the object's kind for a `fieldValidation`
@@ -14,13 +15,14 @@
  *   `x-kubernetes-group-version-kind` names the kind.
  *
  * Invariants:
- * - the schemas are generated from our .proto files (protobuf/registry.ts): a field kubectl may
- *   send as protobuf has exactly one description, its types and Go shape included;
+ * - the schemas are generated from our .proto files (protobuf/registry.ts), the same description
+ *   the protobuf decoder reads: a field's type and Go shape are written once; its patch strategy
+ *   must match patch-meta.ts, which the server's own strategic merge patch reads (a test checks);
  * - paths and operations are generated from the resource table, only for verbs it lists;
  * - the index's `serverRelativeURL` carries `?hash=` of the document it points to, so a client
  *   caching by URL refetches exactly when the document changes.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/kube-openapi/pkg/handler3/handler.go (OpenAPIService: /openapi/v3 index, serverRelativeURL, hash)
+ * @upstream kubernetes/kube-openapi pkg/handler3/handler.go (OpenAPIService: /openapi/v3 index, serverRelativeURL, hash)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/openapi/openapi.go (operation ids, x-kubernetes-action, x-kubernetes-group-version-kind)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/cli-runtime/pkg/resource/query_param_verifier_v3.go (supportsQueryParamV3: PATCH op + fieldValidation)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/kubectl/pkg/cmd/apply/patcher.go (gvkSupportsPatchOpenAPIV3: strategic-merge-patch content)
@@ -166,9 +168,11 @@ function addProperties(
       p = { allOf: [element], ...(shape.ptr ? {} : { default: {} }) }; // upstream wraps refs
     else p = { ...element };
     if (field.comment) p.description = field.comment;
-    if (field.repeated && !field.map && shape.patch) {
+    // Lists and unions alike (a Deployment's `strategy` is `retainKeys`): kubectl apply builds its
+    // patch from these, so `$retainKeys` is sent only where the schema says so.
+    if (!field.map && shape.patch) {
       p["x-kubernetes-patch-strategy"] = shape.patch;
-      if (shape.mergeKey) {
+      if (field.repeated && shape.mergeKey) {
         p["x-kubernetes-patch-merge-key"] = shape.mergeKey;
         p["x-kubernetes-list-type"] = "map";
         p["x-kubernetes-list-map-keys"] = [shape.mergeKey];

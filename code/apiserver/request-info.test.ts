@@ -39,6 +39,15 @@ describe("newRequestInfo", () => {
     expect(pick("DELETE", "/api/v1/namespaces/default/pods")[1]).toBe("deletecollection");
   });
 
+  it("reads ?watch as upstream's query decoding does: only 0 and false (any case) are false", () => {
+    for (const v of ["yes", "f", "", "TRUE"]) {
+      expect(pick("GET", `/api/v1/pods?watch=${v}`)[1], `watch=${v}`).toBe("watch");
+    }
+    for (const v of ["0", "FALSE", "False"]) {
+      expect(pick("GET", `/api/v1/pods?watch=${v}`)[1], `watch=${v}`).toBe("list");
+    }
+  });
+
   it("reads groups, subresources and cluster-wide lists", () => {
     expect(pick("GET", "/apis/apps/v1/namespaces/ns1/deployments/web/scale")).toEqual([
       true,

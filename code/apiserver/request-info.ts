@@ -1,8 +1,8 @@
 /**
- * RequestInfo — what a URL and an HTTP method ask for, in the API's words: the verb (get, list,
- * watch, create, update, patch, delete, deletecollection), the group and version, the namespace,
- * the resource, the object's name and the subresource.
- * Upstream: k8s.io/apiserver/pkg/endpoints/request/requestinfo.go (all the upstream files are listed at the end of this header).
+ * RequestInfo — what a URL and an HTTP method ask for, in the API's words.
+ * The verb (get, list, watch, create, update, patch, delete, deletecollection), the group and
+ * version, the namespace, the resource, the object's name and the subresource. Upstream:
+ * k8s.io/apiserver pkg/endpoints/request/requestinfo.go.
  *
  * Solves:
  * - every later step speaks in these terms, not in URLs: authorization (chapter 3) asks "may
@@ -20,6 +20,7 @@
  * - a GET without a name is `list` (or `watch`), a DELETE without a name `deletecollection`.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/request/requestinfo.go (RequestInfoFactory, NewRequestInfo, specialVerbs, namespaceSubresources)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/runtime/conversion.go (Convert_Slice_string_To_bool)
  * @chapter 02-apiserver
  */
 
@@ -112,7 +113,7 @@ export function newRequestInfo(method: string, url: string): RequestInfo {
 
   // Without a name, GET is a collection read and DELETE a collection delete.
   if (info.name === "" && info.verb === "get") {
-    info.verb = isWatchParam(parsed.searchParams.get("watch")) ? "watch" : "list";
+    info.verb = queryBool(parsed.searchParams.get("watch")) ? "watch" : "list";
   }
   if (info.name === "" && info.verb === "delete") info.verb = "deletecollection";
   return info;
@@ -137,9 +138,14 @@ function verbForMethod(method: string): string {
   }
 }
 
-/** Go's strconv.ParseBool as the watch query parameter is read: 1, t, T, true, TRUE, True. */
-export function isWatchParam(value: string | null): boolean {
-  return value !== null && ["1", "t", "T", "true", "TRUE", "True"].includes(value);
+/**
+ * A boolean query parameter as upstream decodes it (runtime.Convert_Slice_string_To_bool), not as
+ * strconv.ParseBool would: only "0" and "false" (any case) are false; any other value — `yes`, `f`,
+ * even an empty `?watch=` — is true. Every boolean option of the query string goes through it:
+ * `watch`, `allowWatchBookmarks`, `orphanDependents`, `force`, `noHeaders`.
+ */
+export function queryBool(value: string | null): boolean {
+  return value !== null && value !== "0" && value.toLowerCase() !== "false";
 }
 
 function splitPath(path: string): string[] {

@@ -1,6 +1,8 @@
 /**
- * The resources this API server serves — one table that routing, discovery, OpenAPI and
- * kubectl's short names all read.
+ * Resources — the table of what this API server serves, read by routing, discovery and OpenAPI.
+ * Upstream has no one table: the same facts come from each group's REST storage, which
+ * kubernetes pkg/controlplane/instance.go installs, and from k8s.io/apiserver's API installer
+ * (pkg/endpoints/installer.go).
  *
  * Solves:
  * - kubectl learns everything from discovery (`kubectl get po` works because `pods` lists the

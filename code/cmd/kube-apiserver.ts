@@ -1,6 +1,6 @@
 /**
  * kube-apiserver — the command: start the miniature API server with upstream's flag names, and
- * point kubectl at it.
+ * point kubectl at it. Upstream: NewAPIServerCommand in cmd/kube-apiserver/app/server.go.
  *
  * Solves:
  * - a learner starts it as they would start the real one (`kube-apiserver
@@ -12,20 +12,19 @@
  * - Ctrl-C or SIGTERM shuts down cleanly: open watches end, the storage closes, exit 0;
  * - a bad flag is one line that says what to do, exit 2 (Go's flag package convention).
  *
- * Flags (`--flag=value` or `--flag value`):
- *   --etcd-servers            comma-separated etcd URLs; absent: the embedded store
- *   --data-dir                OURS, not upstream's: where the embedded store keeps its data
- *                             (absent: in memory, lost on exit); ignored with --etcd-servers
- *   --insecure-port           port to serve plain HTTP on (default 8080; 0 = pick a free one)
- *   --insecure-bind-address   address to serve on (default 127.0.0.1)
- *   --watch-cache             serve lists and watches from the watch cache (default true)
- *   --etcd-compaction-interval  how often etcd's history is compacted, a Go duration (default 5m0s;
- *                             0 never compacts)
- *   -v, --v                   log level; 3 or more logs one line per request (upstream's httplog
- *                             level). Default 3 — ours: upstream's is 0, which hides the requests
- *                             this course wants you to watch
+ * Flags (`--flag=value` or `--flag value`), named as upstream's (the insecure ones as before 1.20):
+ * - `--etcd-servers`: comma-separated etcd URLs; absent: the embedded store;
+ * - `--data-dir` (ours, not upstream's): where the embedded store keeps its data (absent: in
+ *   memory, lost on exit); ignored with `--etcd-servers`;
+ * - `--insecure-port` (default 8080; 0 picks a free port) and `--insecure-bind-address` (default
+ *   127.0.0.1): where to serve plain HTTP;
+ * - `--watch-cache`: serve lists and watches from the watch cache (default true);
+ * - `--etcd-compaction-interval`: how often etcd's history is compacted, a Go duration (default
+ *   5m0s; 0 never compacts);
+ * - `-v`, `--v`: log level; 3 or more logs one line per request (upstream's httplog level). The
+ *   default is 3, not upstream's 0, which would hide the requests this course wants you to watch.
  *
- * What upstream does differently: it serves only HTTPS since 1.20 (--secure-port, certificates,
+ * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
  * authentication — chapter 3), and has some hundred more flags.
  *
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/server.go (NewAPIServerCommand, Run)
@@ -216,6 +215,7 @@ export async function main(argv: string[], io: CommandIO = processIO): Promise<n
 }
 // #endregion main
 
+/** Whether node was started on this file (not a test importing it); realpath, so a symlink matches. */
 function isEntryPoint(): boolean {
   const script = process.argv[1];
   if (!script) return false;

@@ -1,6 +1,7 @@
 /**
  * The create handler — `POST /api/v1/namespaces/default/pods`: read the body, decode it, apply
- * defaults, check for unknown fields, and hand the object to the registry.
+ * defaults, check for unknown fields, and hand the object to the registry. Upstream: createHandler
+ * in k8s.io/apiserver's handlers/create.go.
  *
  * Solves:
  * - the object a client sends is incomplete (no uid, no defaults): decoding fills defaults as

@@ -1,6 +1,7 @@
 /**
  * The delete handler — `DELETE .../pods/web`, with DeleteOptions in the body or the query:
- * grace period, preconditions, propagation policy.
+ * grace period, preconditions, propagation policy. Upstream: DeleteResource in
+ * k8s.io/apiserver's handlers/delete.go.
  *
  * Solves:
  * - `kubectl delete pod web` must not kill a running container abruptly: the registry marks the
@@ -8,7 +9,8 @@
  *   with finalizers waits for them; the answer says which happened (the object still there,
  *   with its deletionTimestamp, or gone);
  * - kubectl sends its options as a JSON body (`{"kind":"DeleteOptions","propagationPolicy":
- *   "Background"}`), curl users as `?gracePeriodSeconds=0`: both are read, the body last.
+ *   "Background"}`), curl users as `?gracePeriodSeconds=0`: the body when there is one, else the
+ *   query — never a mix of the two, as upstream.
  *
  * Invariants: 200 with the object (pods, services, namespaces, nodes, serviceaccounts) or a
  * Status Success (other resources), as upstream's ReturnDeletedObject decides.
@@ -21,7 +23,7 @@ import { type FieldError, invalid, notSupported } from "../../api/field-errors.t
 import { newBadRequest, newInvalid } from "../errors.ts";
 import { parseJSON } from "../negotiation.ts";
 import type { DeleteOptions } from "../registry/store.ts";
-import { intParam, type RequestScope, readBody, writeObject } from "./rest.ts";
+import { boolParam, intParam, type RequestScope, readBody, writeObject } from "./rest.ts";
 
 // #region delete-handler
 export async function deleteResource(scope: RequestScope): Promise<void> {
@@ -31,20 +33,23 @@ export async function deleteResource(scope: RequestScope): Promise<void> {
 }
 // #endregion delete-handler
 
-/** DeleteOptions from the query, then from the body (which wins), then validated. */
+/**
+ * DeleteOptions from the body, or from the query when the body is empty (a body that sets only
+ * `propagationPolicy` does not pick up `?gracePeriodSeconds=` — upstream decodes one or the
+ * other), then validated.
+ */
 export async function readDeleteOptions(scope: RequestScope): Promise<DeleteOptions> {
-  const q = scope.query;
   const options: DeleteOptions = {};
-  const grace = intParam(q, "gracePeriodSeconds");
-  if (grace !== undefined) options.gracePeriodSeconds = grace;
-  const policy = q.get("propagationPolicy");
-  if (policy) options.propagationPolicy = policy as DeleteOptions["propagationPolicy"];
-  const orphan = q.get("orphanDependents");
-  if (orphan !== null) options.orphanDependents = orphan === "true";
-  if (q.getAll("dryRun").length > 0) options.dryRun = q.getAll("dryRun");
-
   const body = await readBody(scope.req);
-  if (body.length > 0) {
+  if (body.length === 0) {
+    const q = scope.query;
+    const grace = intParam(q, "gracePeriodSeconds");
+    if (grace !== undefined) options.gracePeriodSeconds = grace;
+    const policy = q.get("propagationPolicy");
+    if (policy) options.propagationPolicy = policy as DeleteOptions["propagationPolicy"];
+    if (q.has("orphanDependents")) options.orphanDependents = boolParam(q, "orphanDependents");
+    if (q.getAll("dryRun").length > 0) options.dryRun = q.getAll("dryRun");
+  } else {
     const parsed = parseJSON(body);
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
       throw newBadRequest("the body of a delete request must be a DeleteOptions object");

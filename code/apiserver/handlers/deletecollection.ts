@@ -1,9 +1,11 @@
 /**
  * The deletecollection handler — `DELETE /api/v1/namespaces/default/pods?labelSelector=app=web`:
- * delete every object the selectors match, each as a single delete would.
+ * delete every object the selectors match, each as a single delete would. Upstream:
+ * DeleteCollection in k8s.io/apiserver's handlers/delete.go.
  *
- * Solves: `kubectl delete pods -l app=web --all` (and the namespace controller, emptying a
- * namespace) in one request rather than one per object.
+ * Solves: emptying a namespace takes one request per resource, not one per object — what the
+ * namespace controller sends (client-go's DeleteCollection). kubectl never sends it: `kubectl
+ * delete pods -l app=web` lists and then deletes the pods one by one.
  *
  * Invariants: the answer is the list of what was deleted (or marked for deletion), as upstream's
  * store returns it; an object deleted by someone else meanwhile is skipped, not an error.

@@ -1,8 +1,8 @@
 /**
  * Field validation — what the server does with fields it does not know: `?fieldValidation=`
  * Strict (refuse with 400), Warn (accept, and say so in a `Warning` header; the default) or
- * Ignore (drop silently).
- * Mirrors k8s.io/apiserver's handlers/rest.go (the upstream files are listed at the end of this header).
+ * Ignore (drop silently). Upstream decides it in k8s.io/apiserver's handlers/rest.go
+ * (fieldValidation) and finds the fields while decoding, with apimachinery's strict JSON decoder.
  *
  * Solves: `spec.containers[0].imagePullPolicy` misspelt `imagePulPolicy` would otherwise be
  * dropped without a word and the pod run with the default; kubectl sends
@@ -12,8 +12,8 @@
  *
  * How: the object is walked against its kind's schema in the OpenAPI v3 document the server
  * publishes (openapi.ts), at any depth (`spec.containers[0].imagePulPolicy`). A kind without a
- * schema there (Binding, Scale) is checked at its top level and in `metadata`, from the tables
- * below.
+ * schema there (Binding, Scale) or with an open one (Node, Event, Endpoints: no .proto yet) is
+ * checked at its top level and in `metadata`, from the tables below.
  *
  * What upstream does differently: it also reports duplicate fields (JSON keys given twice),
  * which JSON.parse has already merged by the time we look.
@@ -160,9 +160,12 @@ export function unknownFields(obj: KubeObject): UnknownField[] {
   const schemas = schemasOf(obj.apiVersion ?? "");
   const suffix = `.${(obj.apiVersion ?? "").split("/").pop()}.${obj.kind}`;
   const name = schemas ? Object.keys(schemas).find((n) => n.endsWith(suffix)) : undefined;
+  const schema = schemas && name ? schemas[name] : undefined;
   const out: UnknownField[] = [];
-  if (schemas && name) {
-    walk(obj, schemas[name], "", schemas, out);
+  // A kind we hold no .proto for (Node, Event, Endpoints) is published as an open object: its
+  // schema names no field, so it is checked from the tables instead.
+  if (schemas && schema?.properties) {
+    walk(obj, schema, "", schemas, out);
     return out;
   }
   const known = topLevelFields[obj.kind ?? ""];

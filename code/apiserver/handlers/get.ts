@@ -1,6 +1,6 @@
 /**
  * The get handler — `GET /api/v1/namespaces/default/pods/web`: one object, as JSON or as the
- * one-row Table kubectl prints.
+ * one-row Table kubectl prints. Upstream: GetResource in k8s.io/apiserver's handlers/get.go.
  *
  * Solves: `kubectl get pod web` and `kubectl get pod web -o yaml` read the same object; the
  * `resourceVersion` query parameter says how fresh it must be ("" = newest, "0" = any).

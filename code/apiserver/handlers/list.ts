@@ -1,8 +1,7 @@
 /**
  * The list handler — `GET /api/v1/pods?labelSelector=app=web&limit=500`: the matching objects
  * as a `<Kind>List`, with the resourceVersion to watch from and a continue token for the next
- * page.
- * Mirrors k8s.io/apiserver's handlers/get.go, ListResource (the upstream files are listed at the end of this header).
+ * page. Upstream: ListResource in k8s.io/apiserver's handlers/get.go.
  *
  * Solves:
  * - a client lists, then watches from the list's `metadata.resourceVersion`, and misses nothing
@@ -18,7 +17,6 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (ValidateListOptions)
  * @chapter 02-apiserver
  */
-
 import { forbidden, invalid } from "../../api/field-errors.ts";
 import type { KubeList } from "../../api/meta.ts";
 import { newInvalid } from "../errors.ts";

@@ -6,7 +6,8 @@
  * - `application/strategic-merge-patch+json`: a partial object whose lists merge by key
  *   (containers by name) — what `kubectl patch` and client-side `kubectl apply` send;
  * - `application/apply-patch+yaml`: server-side apply, with `fieldManager` (and `force`).
- * Mirrors k8s.io/apiserver's handlers/patch.go (the upstream files are listed at the end of this header).
+ *
+ * Upstream: PatchResource in k8s.io/apiserver's handlers/patch.go, one patcher per language.
  *
  * Solves: a client changes one field without sending (and racing on) the whole object: the
  * patch is applied to the current object inside the registry's update, so a concurrent write
@@ -15,9 +16,9 @@
  * Invariants: the patched object goes through the same defaulting, strategy and validation as a
  * PUT; a Content-Type that is none of the four is a 415.
  *
- * Server-side apply (code/apiserver/patch/server-side-apply.ts) also records who owns which field
- * in `metadata.managedFields` and refuses (409) to change a field another manager owns unless
- * `force=true`; every other write records its manager's fields too (rest.ts, trackManagedFields).
+ * Every patch records its manager's fields in `metadata.managedFields` (rest.ts,
+ * trackManagedFields), as every write does; an apply also checks them for conflicts
+ * (patch/server-side-apply.ts).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (PatchResource, patcher, jsonPatcher, smpPatcher, applyPatcher)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (ValidatePatchOptions)
@@ -28,11 +29,12 @@ import { newBadRequest, newNotFound, newUnsupportedMediaType } from "../errors.t
 import { parseJSON, parseMediaType } from "../negotiation.ts";
 import { applyJSONPatch } from "../patch/json-patch.ts";
 import { applyMergePatch } from "../patch/merge-patch.ts";
-import { validatePatchOptions } from "../patch/patch-options.ts";
+import { patchTypes as patchContentTypes, validatePatchOptions } from "../patch/patch-options.ts";
 import { applyServerSideApply, decodeApplyPatch } from "../patch/server-side-apply.ts";
 import { applyStrategicMergePatch } from "../patch/strategic-merge-patch.ts";
 import { apiVersionOf } from "../resources.ts";
 import {
+  boolParam,
   dryRunParam,
   fieldManagerOf,
   type RequestScope,
@@ -41,12 +43,8 @@ import {
   writeObject,
 } from "./rest.ts";
 
-export const patchTypes = [
-  "application/json-patch+json",
-  "application/merge-patch+json",
-  "application/strategic-merge-patch+json",
-  "application/apply-patch+yaml",
-];
+/** The four Content-Types a PATCH may carry, in the order the 415 message lists them. */
+export const patchTypes: string[] = Object.values(patchContentTypes);
 
 // #region patch-handler
 export async function patchResource(scope: RequestScope): Promise<void> {
@@ -55,14 +53,12 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     throw newUnsupportedMediaType(scope.req.headers["content-type"] ?? "", patchTypes);
   }
   const isApply = patchType === "application/apply-patch+yaml";
-  const force = scope.query.get("force");
-  if (force !== null && force !== "true" && force !== "false") {
-    throw newBadRequest(`invalid value for force: ${force}`);
-  }
+  // PatchOptions.force, decoded as upstream's parameter codec does: absent, or true unless 0/false.
+  const force = scope.query.has("force") ? boolParam(scope.query, "force") : undefined;
   const invalid = validatePatchOptions(
     {
       fieldManager: scope.query.get("fieldManager") ?? undefined,
-      force: force === null ? undefined : force === "true",
+      force,
     },
     patchType,
   );
@@ -82,7 +78,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
         // Apply creates when there is nothing yet (upstream's applyPatcher).
         const applied = applyServerSideApply(current, patch, {
           fieldManager: manager,
-          force: force === "true",
+          force: force === true,
           apiVersion,
           kind,
         });

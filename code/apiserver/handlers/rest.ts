@@ -1,7 +1,8 @@
 /**
  * The request scope and the helpers every REST handler shares: read the body (with its size
  * limit), answer an object, answer an error as a Status, and turn objects into the Table kubectl
- * prints.
+ * prints. Upstream spreads the same jobs over k8s.io/apiserver's handlers/rest.go,
+ * handlers/response.go and handlers/responsewriters/writers.go.
  *
  * Solves:
  * - every handler answers the same way: JSON with `kind` and `apiVersion` set, errors as a
@@ -36,7 +37,7 @@ import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
 import { printTable, setIncludeObject, type Table } from "../printers/table.ts";
 import type { Store } from "../registry/store.ts";
-import type { RequestInfo } from "../request-info.ts";
+import { queryBool, type RequestInfo } from "../request-info.ts";
 import { apiVersionOf, type ResourceInfo } from "../resources.ts";
 
 /** Upstream's default --max-request-body-bytes (DefaultMaxRequestSizeBytes is 3 MiB). */
@@ -116,6 +117,10 @@ export function toStatus(e: unknown): Status {
   return newInternalError(message).status;
 }
 
+/**
+ * Answers a failure as a Status. Once the headers are out (a watch), a second status line is
+ * impossible: the connection is cut, and the client sees its stream end (a reflector watches again).
+ */
 export function writeError(res: ServerResponse, e: unknown): void {
   if (res.headersSent) {
     res.destroy();
@@ -215,7 +220,7 @@ export function canonicalJSON(v: unknown): string {
 // #endregion managed-fields
 
 // #region query
-/** A non-negative integer query parameter, or a 400 naming it. */
+/** An integer query parameter (undefined when absent or empty), or a 400 naming it. */
 export function intParam(query: URLSearchParams, name: string): number | undefined {
   const v = query.get(name);
   if (v === null || v === "") return undefined;
@@ -234,9 +239,8 @@ export function dryRunParam(query: URLSearchParams, optionsKind: string): boolea
   return values.length > 0;
 }
 
-/** Go's strconv.ParseBool for a query flag. */
+/** A boolean query flag, decoded as upstream's parameter codec does (`queryBool`). */
 export function boolParam(query: URLSearchParams, name: string): boolean {
-  const v = query.get(name);
-  return v !== null && ["1", "t", "T", "true", "TRUE", "True"].includes(v);
+  return queryBool(query.get(name));
 }
 // #endregion query

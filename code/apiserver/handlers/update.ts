@@ -1,13 +1,14 @@
 /**
  * The update handler — `PUT /api/v1/namespaces/default/pods/web` (and `/status`): replace the
- * object with the body, if the body's resourceVersion is still the stored one.
+ * object with the body, if the body's resourceVersion is still the stored one. Upstream:
+ * UpdateResource in k8s.io/apiserver's handlers/update.go.
  *
  * Solves: two clients that read the same version and both write must not silently lose one
  * write — the second gets 409 Conflict and must read again (optimistic concurrency). The
  * registry checks it; this handler decodes and picks the strategy (main resource or status).
  *
- * Invariants: 200 with the stored object, or 201 when the PUT created it (resources that allow
- * create-on-update, such as nodes and leases).
+ * Invariants: 200 with the stored object, or 201 when the PUT created it (resources whose
+ * strategy allows create-on-update: leases, events, endpoints, services).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/update.go (UpdateResource)
  * @chapter 02-apiserver

@@ -1,5 +1,7 @@
 /**
- * Patch errors — how a failed patch becomes a Kubernetes Status, in upstream's words.
+ * Patch errors — how a failed patch becomes a Kubernetes Status, in upstream's words: the
+ * messages of apimachinery's util/mergepatch/errors.go, and the HTTP answer the PATCH handler
+ * (k8s.io/apiserver's handlers/patch.go) gives each one.
  *
  * Solves:
  * - the three patch libraries fail with plain Go errors ("invalid patch format of retainKeys",
@@ -105,6 +107,7 @@ export function newNonStatusError(err: unknown): StatusError {
   return withCause(new StatusError(status), err);
 }
 
+/** Keeps the library's error on the StatusError for debugging; not enumerable, so never sent. */
 export function withCause(e: StatusError, cause: unknown): StatusError {
   if (cause !== undefined && cause !== e)
     Object.defineProperty(e, "cause", { value: cause, enumerable: false });

@@ -1,5 +1,7 @@
 /**
- * JSON patch (RFC 6902) — a list of operations, each aimed at one place in the object.
+ * JSON patch (RFC 6902) — a list of operations, each aimed at one place in the object. Upstream's
+ * PATCH handler (jsonPatcher in k8s.io/apiserver's handlers/patch.go) runs it with the Go library
+ * evanphx/json-patch v4, whose behaviour this file follows.
  *
  * `Content-Type: application/json-patch+json`; operations `add`, `remove`, `replace`, `move`,
  * `copy`, `test`, each addressing a place with a JSON pointer (RFC 6901:
@@ -216,6 +218,7 @@ function indexError(idx: number): JSONPatchError {
 }
 
 // #region containers
+/** A key of an object, or an index of a list — negative from the end, as the library allows. */
 function get(c: Container, key: string): unknown {
   if (!Array.isArray(c)) return Object.hasOwn(c, key) ? c[key] : undefined;
   let idx = atoi(key);
@@ -281,6 +284,7 @@ function remove(c: Container, key: string): void {
 }
 // #endregion containers
 
+/** The library's message of a failed step; any other error is a bug of ours and goes on up. */
 function message(e: unknown): string {
   if (e instanceof JSONPatchError) return e.message;
   throw e;
@@ -329,6 +333,7 @@ function opReplace(root: Holder, op: Operation): void {
   try {
     set(found[0], found[1], opValue(op));
   } catch (e) {
+    // "remove", not "replace": the library's own wording, kept so the messages match.
     throw wrap(`error in remove for path: '${path.value}'`, message(e));
   }
 }

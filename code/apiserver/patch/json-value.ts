@@ -1,5 +1,6 @@
 /**
- * Decoded JSON values, handled as data — what every patch library here reads and writes.
+ * Decoded JSON values, handled as data — what every patch library here reads and writes. Upstream
+ * has no such file: Go's decoded maps cannot be tricked by a key, JavaScript objects can.
  *
  * Solves:
  * - a client controls every key of a patch, including `__proto__`: read through `obj[k]` and it

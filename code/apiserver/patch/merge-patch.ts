@@ -1,5 +1,7 @@
 /**
  * JSON merge patch (RFC 7386) — a partial object merged into the stored one; `null` deletes.
+ * Upstream's PATCH handler (jsonPatcher in k8s.io/apiserver's handlers/patch.go) runs it with
+ * evanphx/json-patch's MergePatch, whose behaviour this file follows.
  *
  * `Content-Type: application/merge-patch+json`: send the parts of the object you want changed,
  * shaped like the object.
@@ -29,16 +31,10 @@
 
 import { invalid } from "../../api/field-errors.ts";
 import { newBadRequest, newInvalid } from "../errors.ts";
-import { getOwn, setOwn } from "./json-value.ts";
+import { getOwn, isJSONObject as isObject, type JSONObject, setOwn } from "./json-value.ts";
 
 /** jsonpatch.ErrBadJSONPatch. */
 export const errBadJSONPatch = "Invalid JSON Patch";
-
-type JSONObject = Record<string, unknown>;
-
-function isObject(v: unknown): v is JSONObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 // #region apply-merge-patch
 /** Apply a JSON merge patch to an object, as the PATCH handler does. Throws a StatusError. */

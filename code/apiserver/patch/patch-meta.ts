@@ -1,14 +1,14 @@
 /**
- * Patch metadata — which lists a strategic merge patch merges by key, and which it replaces.
- *
- * For each list in the kinds we serve: merged item by item by a key, unioned as a set, or
- * replaced whole.
+ * Patch metadata — which lists a strategic merge patch merges by key, and which it replaces: for
+ * each list in the kinds we serve, merged item by item by a key, unioned as a set, or replaced
+ * whole. Upstream reads the same facts from the Go struct tags of k8s.io/api's types.go files,
+ * through apimachinery's strategicpatch/meta.go.
  *
  * Solves:
  * - a list in JSON has no identity for its items; `containers` does (the `name`), `ports` of a
- *   container do (`containerPort`), `finalizers` are a set of strings. Upstream writes this in the
- *   Go struct tags (`patchStrategy:"merge" patchMergeKey:"name"`) and the strategic merge patch
- *   reads it by reflection; we write the same facts down as a table;
+ *   container do (`containerPort`), `finalizers` are a set of strings. Go says so in tags
+ *   (`patchStrategy:"merge" patchMergeKey:"name"`) that strategicpatch reads by reflection;
+ *   TypeScript types vanish at run time, so we write the same facts down as data;
  * - `retainKeys` marks a union (a Volume has exactly one source; a Deployment strategy is
  *   Recreate or RollingUpdate): a patch that carries `$retainKeys` clears the members it does not
  *   name, so switching the source does not leave the old one behind.

@@ -1,9 +1,11 @@
 /**
- * Patch options — the `fieldManager` and `force` query parameters, checked before any patch runs.
+ * Patch options — the `fieldManager` and `force` query parameters, checked before any patch runs,
+ * as ValidatePatchOptions in apimachinery's meta/v1/validation/validation.go checks them.
  *
  * Solves:
  * - server-side apply records who owns which field, so an apply without a `fieldManager` is
- *   refused (kubectl sends `kubectl`; controllers must name themselves);
+ *   refused (`kubectl apply --server-side` sends `fieldManager=kubectl`; controllers must name
+ *   themselves);
  * - `force` only means something for apply (take fields from other managers); elsewhere it is
  *   refused rather than silently ignored.
  *

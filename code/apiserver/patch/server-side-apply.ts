@@ -1,15 +1,17 @@
 /**
  * Server-side apply — merge a manager's desired fields and record who owns which field.
- * Upstream: k8s.io/apimachinery/pkg/util/managedfields/internal/structuredmerge.go (all the upstream files are listed at the end of this header).
+ * Upstream: apimachinery's util/managedfields/internal/structuredmerge.go, which runs
+ * sigs.k8s.io/structured-merge-diff over the OpenAPI schema; ours is a smaller model of it.
  *
  * `Content-Type: application/apply-patch+yaml`: the client sends the fields it wants to own (its
  * "applied configuration"); the API server merges them into the live object and records, per
  * field manager, which fields each manager owns in `metadata.managedFields`.
  *
  * Solves:
- * - two writers (a user's `kubectl apply`, an autoscaler) changing one object must not silently
- *   undo each other: changing a field another manager owns to a different value is a 409 Conflict
- *   naming the manager and the field, unless the applier says `force=true` and takes it over;
+ * - two writers (a user's `kubectl apply --server-side`, an autoscaler) changing one object must
+ *   not silently undo each other: changing a field another manager owns to a different value is a
+ *   409 Conflict naming the manager and the field, unless the applier says `force=true` and takes
+ *   it over;
  * - "delete what I no longer apply": a field this manager applied last time and omits now is
  *   removed — unless another manager still owns it;
  * - apply creates the object when it does not exist (PATCH as upsert).
@@ -188,6 +190,7 @@ function listType(meta: FieldMeta): ListType {
 }
 // #endregion schema
 
+/** Never owned by anyone: the type, the status (reset for the main resource), what the server sets. */
 const ignoredTopLevel = new Set(["apiVersion", "kind", "status"]);
 const ignoredMetadata = new Set([
   "name",
@@ -426,7 +429,9 @@ export function applyServerSideApply(
   }
   const schema = lookupKind(opts.apiVersion, opts.kind);
   const config = structuredClone(applied);
-  delete config.status; // reset for the main resource: status is written through /status
+  // Reset for the main resource, whose status is written through /status. An apply to /status
+  // itself is not modelled (see the header): its status is dropped here too.
+  delete config.status;
 
   const base: KubeObject = live
     ? structuredClone(live)

@@ -1,9 +1,10 @@
 /**
  * Strategic merge patch — a merge patch that merges lists item by item, by key, as the schema says.
- * Upstream: k8s.io/apimachinery/pkg/util/strategicpatch/patch.go (all the upstream files are listed at the end of this header).
+ * Upstream: StrategicMergeMapPatch in apimachinery's util/strategicpatch/patch.go, which the PATCH
+ * handler (k8s.io/apiserver's handlers/patch.go) calls; this file follows its algorithm and messages.
  *
- * `Content-Type: application/strategic-merge-patch+json`, kubectl's default: it knows, from the
- * schema, which lists are sets of items with an identity (containers by `name`) and merges them
+ * `Content-Type: application/strategic-merge-patch+json`, `kubectl patch`'s default: it knows, from
+ * the schema, which lists are sets of items with an identity (containers by `name`) and merges them
  * item by item instead of replacing them.
  *
  * Solves:
@@ -33,9 +34,10 @@
  * - `doc` and `patch` are never mutated.
  *
  * Kinds: upstream reads the tags from the Go type of the resource. For a type without Go structs
- * (custom resources) the API server does not accept strategic merge patch at all (415; the
- * library itself answers "strategic merge patch format is not supported", which is what we throw
- * for a kind patch-meta.ts does not know) — there is no fallback to merge patch semantics.
+ * (custom resources) the API server refuses strategic merge patch with a 415 — there is no
+ * fallback to merge patch semantics. Every kind we serve has its table in patch-meta.ts (a test
+ * checks it); for any other kind we throw the library's own 400, "strategic merge patch format is
+ * not supported".
  *
  * Differences from upstream:
  * - upstream then decodes the result into the Go type, which drops unknown fields; we do not
@@ -119,7 +121,7 @@ export function applyStrategicMergePatch(
 }
 // #endregion apply-strategic-merge-patch
 
-/** Whether a strategic merge patch can be applied to this kind (the handler's 415 check). */
+/** Whether patch-meta.ts describes this kind, as upstream's handler asks before its 415. */
 export function supportsStrategicMergePatch(apiVersion: string, kind: string): boolean {
   return lookupKind(apiVersion, kind) !== undefined;
 }
@@ -703,7 +705,6 @@ function extractToDeleteItems(list: unknown[]): [unknown[], unknown[]] {
  * What decoding the result into the Go type does to leftovers the library keeps (directives in
  * appended list items, nulls inside them): no Go field is named `$…`, and a null field decodes to
  * its zero value, which the omitempty fields of the API types do not print. Lists keep their items.
- * Useful after any patch type: the handler may run it on JSON and merge patch results too.
  */
 export function pruneAsDecoded<T>(v: T): T {
   if (Array.isArray(v)) {

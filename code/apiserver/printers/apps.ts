@@ -1,6 +1,7 @@
 /**
  * apps/v1 tables: deployments (NAME READY UP-TO-DATE AVAILABLE AGE) and replicasets (NAME
- * DESIRED CURRENT READY AGE), each + CONTAINERS IMAGES SELECTOR for `-o wide`.
+ * DESIRED CURRENT READY AGE), each + CONTAINERS IMAGES SELECTOR for `-o wide`. Upstream:
+ * printDeployment and printReplicaSet in pkg/printers/internalversion/printers.go.
  *
  * Solves: a rollout is read from these numbers — READY `2/3` (ready of desired), UP-TO-DATE
  * (pods of the newest template), AVAILABLE (ready for minReadySeconds) — and a ReplicaSet's

@@ -1,5 +1,6 @@
 /**
- * coordination.k8s.io/v1 table: leases (NAME HOLDER AGE).
+ * coordination.k8s.io/v1 table: leases (NAME HOLDER AGE). Upstream: printLease in
+ * pkg/printers/internalversion/printers.go.
  *
  * Solves: "who is the leader?" — `kubectl get leases -n kube-system` shows which scheduler or
  * controller-manager instance holds each lock, and every node's heartbeat lease.

@@ -1,6 +1,7 @@
 /**
  * Core-group tables other than pods: nodes, namespaces, services, endpoints, events,
- * configmaps, secrets, serviceaccounts.
+ * configmaps, secrets, serviceaccounts. Upstream: their print functions in
+ * pkg/printers/internalversion/printers.go.
  *
  * Solves: each answers the question people run `kubectl get` for —
  * - nodes: can it take pods? (`Ready`, `NotReady`, `Ready,SchedulingDisabled` when cordoned),

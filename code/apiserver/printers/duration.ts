@@ -1,11 +1,12 @@
 /**
- * HumanDuration — the AGE column: "45s", "3m20s", "5h12m", "2d3h", "400d", "3y20d".
+ * HumanDuration — the AGE column: "45s", "3m20s", "5h12m", "2d3h", "400d", "3y20d". Upstream:
+ * HumanDuration in apimachinery's util/duration/duration.go.
  *
  * Solves:
  * - an age must be readable at a glance and short enough for a table column, yet precise
  *   where precision matters: seconds while an object is young, then minutes, hours, days,
  *   years, keeping about two significant units (~2-3 significant figures);
- * - clocks of the server and of the writer differ slightly: a timestamp up to 2 seconds in
+ * - clocks of the server and of the writer differ slightly: a timestamp less than 2 seconds in
  *   the future reads as "0s", not as nonsense; anything further is "<invalid>".
  *
  * Invariants:

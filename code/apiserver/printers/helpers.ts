@@ -1,6 +1,7 @@
 /**
  * Printer helpers — the cells many tables share: a name, an age, a label map or selector, the
- * containers of a pod template — and the column definitions that go with them.
+ * containers of a pod template — and the column definitions that go with them. Upstream: the
+ * helper functions of pkg/printers/internalversion/printers.go.
  *
  * Solves:
  * - every table has NAME and AGE with the same descriptions, and ages are computed against one

@@ -1,6 +1,6 @@
 /**
  * The pod table — NAME READY STATUS RESTARTS AGE (+ IP NODE NOMINATED NODE READINESS GATES).
- * Upstream: pkg/printers/internalversion/printers.go (all the upstream files are listed at the end of this header).
+ * Upstream: printPod in pkg/printers/internalversion/printers.go.
  *
  * Solves: one word must summarize a pod whose phase, init containers, sidecars and containers
  * each have a state. STATUS is the most specific thing that is going on, found in this order:

@@ -1,5 +1,6 @@
 /**
  * scheduling.k8s.io/v1 table: priorityclasses (NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY).
+ * Upstream: printPriorityClass in pkg/printers/internalversion/printers.go.
  *
  * Solves: which priority a `priorityClassName` buys, and which class pods without one get.
  *

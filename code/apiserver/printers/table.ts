@@ -1,6 +1,8 @@
 /**
  * Server-side tables — what `kubectl get` prints, computed by the API server as a
- * meta.k8s.io/v1 `Table`.
+ * meta.k8s.io/v1 `Table`. Upstream: the TableConvertor of pkg/printers/storage/storage.go over the
+ * printers of pkg/printers/internalversion/printers.go, and asTable in k8s.io/apiserver's
+ * handlers/response.go.
  *
  * Solves:
  * - kubectl has no code for any resource's columns: it asks for
@@ -14,7 +16,8 @@
  *
  * Invariants:
  * - rows[i] describes objs[i]; every row has exactly one cell per column definition;
- * - cells are strings, integers or booleans, as the column's `type` says;
+ * - cells are strings, integers or booleans, typed as upstream's printers type them — which is
+ *   not always the column's `type` (a ConfigMap's DATA is an integer in a "string" column);
  * - a resource without a printer gets upstream's default table (Name, Created At).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go (Table, TableColumnDefinition, TableRow, TableRowCondition, PartialObjectMetadata, IncludeObjectPolicy)
@@ -82,6 +85,7 @@ export interface TablePrinter {
 }
 // #endregion table-types
 
+/** Every printer by `<group>/<resource>` (the core group's keys start with "/": `/pods`). */
 const printers: Readonly<Record<string, TablePrinter>> = {
   "/pods": podPrinter,
   ...Object.fromEntries(Object.entries(corePrinters).map(([r, p]) => [`/${r}`, p])),

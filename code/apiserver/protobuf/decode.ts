@@ -1,7 +1,8 @@
 /**
- * decodeProtobuf — turns a `application/vnd.kubernetes.protobuf` request body into the JSON
- * object the client would have sent as `application/json`.
- * Upstream: k8s.io/apimachinery/pkg/runtime/serializer/protobuf/protobuf.go (all the upstream files are listed at the end of this header).
+ * decodeProtobuf — turns an `application/vnd.kubernetes.protobuf` request body into the JSON
+ * object the client would have sent as `application/json`. Upstream: the protobuf Serializer of
+ * apimachinery's runtime/serializer/protobuf/protobuf.go, which decodes into the Go struct (whose
+ * JSON we then write as encoding/json would).
  *
  * Solves:
  * - the real kubectl sends the objects it builds (`kubectl create namespace|configmap|secret|

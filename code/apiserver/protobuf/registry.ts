@@ -1,6 +1,7 @@
 /**
  * The protobuf schema registry — our .proto files loaded once, and the way from an apiVersion
- * and kind to the message that encodes it.
+ * and kind to the message that encodes it. Upstream: the generated.proto files of k8s.io/api, and
+ * the runtime.Scheme that maps a kind to its Go type.
  *
  * Solves:
  * - a protobuf body names its type only as `apiVersion` + `kind` (in runtime.Unknown), so the
@@ -89,10 +90,11 @@ export interface GoShape {
   always: boolean;
   /** An embedded struct: JSON flattens its fields into the parent. */
   inline: boolean;
+  /** Listed in the schema's `required` (openapi.ts). */
   required: boolean;
   /** Strategic merge patch: lists merged element-wise by this key. */
   mergeKey?: string;
-  /** Strategic merge patch strategy (`merge` for lists of scalars such as finalizers). */
+  /** Strategic merge patch strategy: `merge` (finalizers), `merge,retainKeys` (volumes), `retainKeys`. */
   patch?: string;
 }
 

@@ -1,6 +1,7 @@
 /**
- * Store — the generic registry: create, get, list, update, delete and watch for any resource,
- * over a storage.Interface, with the resource's strategy deciding what is special about it.
+ * Store — the generic registry: every resource's create, get, list, update, delete and watch.
+ * It works over a storage.Interface and asks the resource's strategy what is special about it,
+ * as upstream's `Store` in k8s.io/apiserver pkg/registry/generic/registry/store.go does.
  *
  * Solves:
  * - every resource gets upstream's object lifecycle from one place: names from generateName,
@@ -16,15 +17,15 @@
  * - the key of an object is `<prefix>/<namespace>/<name>` (namespaced) or `<prefix>/<name>`;
  * - an update that changes nothing writes nothing: the answer is the stored object with its
  *   old resourceVersion, and no watch event is sent;
- * - an object with a deletionTimestamp is removed by the write that empties its finalizers
- *   (when its grace period is over), never earlier;
+ * - an object with a deletionTimestamp is removed only once its grace period is over and its
+ *   finalizers are gone — by the update that empties them, or by a delete after that;
  * - the namespace in the body equals the namespace in the URL (filled in when absent); a
  *   cluster-scoped object has none.
  *
- * What upstream does differently: it runs admission (chapter 3) between the strategy and the
- * write — including NamespaceLifecycle, which refuses objects in a namespace that does not exist;
- * here nothing checks that until chapter 3. Dry run (`dryRun=All`) runs every check and skips
- * only the write; TTLs and decorators are left out.
+ * Dry run (`dryRun=All`) runs every check and skips only the write, as upstream's does.
+ *
+ * What upstream does differently: admission (chapter 3) runs between the strategy and the write;
+ * TTLs and decorators are left out.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go (Store, Create, Update, Get, List, Delete, DeleteCollection, Watch, shouldDeleteDuringUpdate, updateForGracefulDeletionAndFinalizers, deletionFinalizersForGarbageCollection)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/create.go (BeforeCreate, FillObjectMetaSystemFields)
@@ -45,9 +46,9 @@ import {
   newInvalid,
   newNotFound,
   optimisticLockErrorMsg,
-  StatusError,
 } from "../errors.ts";
 import type { ResourceInfo } from "../resources.ts";
+import { unknownError } from "../storage/errors.ts";
 import type {
   Interface,
   ListResult,
@@ -56,7 +57,7 @@ import type {
   Watch,
 } from "../storage/interfaces.ts";
 import { newSelectionPredicate } from "../storage/selection-predicate.ts";
-import type { RESTStrategy } from "./strategy.ts";
+import { convertFieldLabel, fieldLabelNotSupportedMessage, type RESTStrategy } from "./strategy.ts";
 
 /** What a client may say about a delete (body or query): upstream's metav1.DeleteOptions. */
 export interface DeleteOptions {
@@ -137,6 +138,10 @@ export class Store {
   // #endregion keys
 
   // #region create
+  /**
+   * Creates the object at its key: the server's fields and the strategy's checks first, then one
+   * storage create that fails with 409 AlreadyExists if the key is taken.
+   */
   async create(namespace: string, obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
     this.beforeCreate(namespace, obj);
     const name = obj.metadata.name as string;
@@ -168,8 +173,8 @@ export class Store {
       delete meta.namespace;
     }
     if (meta.resourceVersion) {
-      // etcd3 store's refusal, reported by upstream as a 500 with this text.
-      throw internalError("resourceVersion should not be set on objects to be created");
+      // The etcd3 store's refusal, which upstream reports as a bare 500 with this text.
+      throw unknownError("resourceVersion should not be set on objects to be created");
     }
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -186,6 +191,7 @@ export class Store {
   }
   // #endregion create
 
+  /** One object; with a `resourceVersion`, a state at least that new (the watch cache may answer). */
   async get(namespace: string, name: string, resourceVersion?: string): Promise<KubeObject> {
     try {
       const obj = await this.storage.get(this.keyFor(namespace, name), { resourceVersion });
@@ -203,15 +209,11 @@ export class Store {
    */
   predicate(labelSelector = "", fieldSelector = ""): SelectionPredicate {
     const aliases = this.strategy.fieldLabelAliases ?? {};
-    const selectable = new Set([
-      "metadata.name",
-      ...(this.info.namespaced ? ["metadata.namespace"] : []),
-      ...this.strategy.fieldLabels,
-      ...Object.keys(aliases),
-    ]);
     for (const term of fieldSelector.split(",")) {
       const key = /^\s*([^=!\s]+)/.exec(term)?.[1];
-      if (key && !selectable.has(key)) throw newBadRequest(`field label not supported: ${key}`);
+      if (key && convertFieldLabel(this.strategy, key) === undefined) {
+        throw newBadRequest(fieldLabelNotSupportedMessage(key));
+      }
     }
     return newSelectionPredicate(labelSelector, fieldSelector, (obj) => {
       const fields = this.fieldsOf(obj);
@@ -243,6 +245,7 @@ export class Store {
   }
   // #endregion list
 
+  /** A watch of one namespace or all, with the same selectors (and 400s) as a list. */
   async watch(namespace: string, p: WatchParams): Promise<Watch> {
     try {
       return await this.storage.watch(this.rootFor(namespace), {
@@ -276,6 +279,7 @@ export class Store {
     // #region optimistic-concurrency
     try {
       result = await this.storage.guaranteedUpdate(key, { ignoreNotFound: true }, async (current) => {
+        // Called again on every lost race: forget what the previous try decided.
         created = false;
         emptiedFinalizers = undefined;
         if (!current) {
@@ -379,26 +383,11 @@ export class Store {
     const key = this.keyFor(namespace, name);
     const existing = await this.get(namespace, name);
     const pre = options.preconditions;
-    if (pre?.uid && pre.uid !== existing.metadata.uid) {
-      throw newConflict(
-        this.gr,
-        name,
-        `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${existing.metadata.uid}`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion) {
-      throw newConflict(
-        this.gr,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${existing.metadata.resourceVersion}`,
-      );
-    }
+    this.checkDeletePreconditions(existing, pre);
     // Dry run: the checks above, and the object as it is, untouched.
     if (options.dryRun?.includes("All")) return { obj: this.finalizeDelete(existing), deleted: false };
     const { graceful, pending } = this.beforeDelete(existing, options);
-    if (pending && !namespaceFinalized(this.info.resource, existing)) {
-      return { obj: this.finalizeDelete(existing), deleted: false };
-    }
+    if (pending) return { obj: this.finalizeDelete(existing), deleted: false };
 
     const finalizers = deletionFinalizers(existing, options);
     if (graceful || finalizers.length > 0 || hasNamespaceFinalizers(this.info.resource, existing)) {
@@ -414,6 +403,29 @@ export class Store {
   }
   // #endregion delete-or-mark
 
+  /**
+   * rest.BeforeDelete checks the preconditions before anything is marked (the storage checks them
+   * again at the delete), in its own words and naming the kind (`ConfigMap "x"`), not the resource.
+   */
+  private checkDeletePreconditions(existing: KubeObject, pre: Preconditions | undefined): void {
+    const byKind = { group: this.info.group, resource: this.info.kind };
+    const name = existing.metadata.name ?? "";
+    if (pre?.uid && pre.uid !== existing.metadata.uid) {
+      throw newConflict(
+        byKind,
+        name,
+        `the UID in the precondition (${pre.uid}) does not match the UID in record (${existing.metadata.uid}). The object might have been deleted and then recreated`,
+      );
+    }
+    if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion) {
+      throw newConflict(
+        byKind,
+        name,
+        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${existing.metadata.resourceVersion}). The object might have been modified`,
+      );
+    }
+  }
+
   /** rest.BeforeDelete: is this delete graceful, or is a graceful delete already under way? */
   private beforeDelete(obj: KubeObject, options: DeleteOptions): { graceful: boolean; pending: boolean } {
     if (options.gracePeriodSeconds !== undefined && options.gracePeriodSeconds < 0) {
@@ -421,13 +433,12 @@ export class Store {
     }
     const meta = obj.metadata;
     if (meta.deletionTimestamp) {
-      // Already being deleted: only a shorter grace period changes anything.
       const current = meta.deletionGracePeriodSeconds ?? 0;
-      if (
-        options.gracePeriodSeconds === undefined ||
-        options.gracePeriodSeconds >= current ||
-        current === 0
-      ) {
+      // Grace period over: only finalizers can hold it now (the caller checks), or nothing — the
+      // update that marked it committed and the delete after it failed. Upstream deletes it then.
+      if (current === 0) return { graceful: false, pending: false };
+      // Still in its grace period: only a shorter one changes anything.
+      if (options.gracePeriodSeconds === undefined || options.gracePeriodSeconds >= current) {
         return { graceful: false, pending: true };
       }
       return { graceful: options.gracePeriodSeconds > 0, pending: false };
@@ -507,6 +518,7 @@ export class Store {
     const out: KubeObject[] = [];
     for (const item of items) {
       try {
+        // A copy each: a delete settles gracePeriodSeconds on the options it is given.
         const { obj } = await this.delete(item.metadata.namespace ?? "", item.metadata.name ?? "", {
           ...options,
         });
@@ -604,29 +616,4 @@ function hasNamespaceFinalizers(resource: string, obj: KubeObject): boolean {
 /** Carries a dry-run update's result out of guaranteedUpdate without writing it. */
 class DryRunResult {
   constructor(readonly obj: KubeObject) {}
-}
-
-/**
- * A terminating namespace whose finalizers are all gone: deleting it again removes it (upstream's
- * namespace REST Delete; the namespace controller makes that call once the namespace is empty).
- */
-function namespaceFinalized(resource: string, obj: KubeObject): boolean {
-  return (
-    resource === "namespaces" &&
-    obj.metadata.deletionTimestamp !== undefined &&
-    !hasNamespaceFinalizers(resource, obj) &&
-    (obj.metadata.finalizers ?? []).length === 0
-  );
-}
-
-/** A failure upstream reports as a bare 500 with the error's own text (ErrorToAPIStatus's default). */
-export function internalError(message: string): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    code: 500,
-  });
 }

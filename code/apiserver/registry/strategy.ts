@@ -1,7 +1,8 @@
 /**
- * RESTStrategy — what is special about one resource, asked by the generic registry store at
- * each step of a create, update or delete.
- * Upstream: k8s.io/apiserver/pkg/registry/rest/create.go (all the upstream files are listed at the end of this header).
+ * RESTStrategy — what is special about one resource, asked by the registry store at each step.
+ * Upstream splits it into RESTCreateStrategy, RESTUpdateStrategy and RESTGracefulDeleteStrategy
+ * (k8s.io/apiserver pkg/registry/rest/create.go, update.go, delete.go). This file also says which
+ * strategy serves which resource.
  *
  * Solves:
  * - the store is one piece of code for every resource, yet a pod must start `Pending` whatever

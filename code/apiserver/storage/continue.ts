@@ -1,6 +1,7 @@
 /**
- * Continue tokens — how a paged list (`?limit=500`) says where the next page starts, and at
- * which revision, so that every page of one list is read from the same snapshot.
+ * Continue tokens — where a paged list's next page starts, and at which revision.
+ * The revision makes every page of one list (`?limit=500`) a read of the same snapshot.
+ * Upstream: k8s.io/apiserver pkg/storage/continue.go.
  *
  * Solves:
  * - a client lists 10 000 pods in pages without the server keeping any state between requests:

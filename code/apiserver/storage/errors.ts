@@ -1,5 +1,7 @@
 /**
- * Storage errors — the failures of the storage layer, already in the words the API server sends.
+ * Storage errors — the storage layer's failures, already in the words the API server sends.
+ * Upstream: k8s.io/apiserver pkg/storage/errors.go and etcd3/errors.go, as the registry's
+ * pkg/storage/errors/storage.go interprets them.
  *
  * Solves:
  * - upstream's storage returns StorageErrors (key not found, key exists, invalid object …) that

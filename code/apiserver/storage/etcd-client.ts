@@ -1,15 +1,17 @@
 /**
- * EtcdClient — the handful of etcd v3 calls the API server's storage makes, over either our
- * store in the same process or gRPC to any etcd.
+ * EtcdClient — the few etcd v3 calls the API server's storage makes, in process or over gRPC.
+ * Upstream kube-apiserver makes the same calls through etcd's clientv3 (etcd-io/etcd
+ * client/v3/kv.go and watch.go).
  *
  * Solves:
  * - the storage layer (etcd3-store.ts) is written once, against etcd's own request and response
  *   shapes (Range, Txn, Compact, Watch — the messages of rpc.proto, typed in store/rpc.ts), and
  *   runs unchanged on the embedded store (`npm run cluster` needs no etcd binary) and on a real
  *   etcd (`--etcd-servers=http://127.0.0.1:2379`), as kube-apiserver runs on clientv3;
- * - errors arrive the same way from both: a rejected promise holding an EtcdError whose
+ * - etcd's refusals arrive the same way from both: a rejected promise holding an EtcdError whose
  *   `grpcMessage` is the text etcd sends (`etcdserver: mvcc: required revision has been
- *   compacted`), so `isCompactedError` works whichever transport answered;
+ *   compacted`), so `isCompactedError` works whichever transport answered (when no endpoint
+ *   answers at all, the rejection is gRPC's own UNAVAILABLE error);
  * - several etcd endpoints: a call that cannot reach one (gRPC UNAVAILABLE) is retried on the
  *   next, as clientv3's balancer fails over.
  *
@@ -79,10 +81,6 @@ export function isProgressNotify(r: WatchResponse): boolean {
   );
 }
 
-// ---------------------------------------------------------------------------------------------
-// In process: straight calls into our EtcdServer.
-// ---------------------------------------------------------------------------------------------
-
 // #region in-process-client
 /** An EtcdClient over an EtcdServer in the same process (no gRPC, same answers). */
 export class InProcessEtcdClient implements EtcdClient {
@@ -134,9 +132,8 @@ function settle<T>(answer: T | EtcdError): T {
 }
 // #endregion in-process-client
 
-// ---------------------------------------------------------------------------------------------
-// Over gRPC: any etcd v3 endpoint (a real etcd, or our store/embed.ts server).
-// ---------------------------------------------------------------------------------------------
+// Over gRPC: any etcd v3 endpoint (a real etcd, or our store/embed.ts server), described by the
+// same rpc.proto our own gRPC server loads.
 
 const protoDir = fileURLToPath(new URL("../../store/", import.meta.url));
 
@@ -221,6 +218,8 @@ export class GrpcEtcdClient implements EtcdClient {
             if (this.current === index) this.current = (index + 1) % this.kv.length;
             return resolve(attempt(tries + 1));
           }
+          // No endpoint left to try: gRPC's UNAVAILABLE error as is (its text says why); what
+          // etcd answered becomes an EtcdError.
           reject(err.code === grpc.status.UNAVAILABLE ? err : fromGrpcError(err));
         });
       });

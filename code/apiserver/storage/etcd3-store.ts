@@ -1,6 +1,7 @@
 /**
- * Etcd3Store — storage.Interface over etcd: Kubernetes objects as JSON values under
- * `/registry/<resource>/<namespace>/<name>`, with etcd's revisions as resourceVersions.
+ * Etcd3Store — storage.Interface over etcd, with etcd's revisions as resourceVersions.
+ * Objects are JSON values under `/registry/<resource>/<namespace>/<name>`.
+ * Upstream: k8s.io/apiserver pkg/storage/etcd3/store.go and watcher.go.
  *
  * Solves:
  * - create only if absent, update only if unchanged since read, delete only the object the
@@ -172,9 +173,8 @@ export class Etcd3Store implements Interface {
 
   // #region create
   /**
-   * One txn: "if the key has never been written since its last delete (mod_revision = 0), put
-   * it". Two clients creating the same name both send it; etcd applies them in order and the
-   * second compare fails — AlreadyExists, with no read-then-write gap to race through.
+   * One txn: "if the key does not exist (its mod_revision is 0), put it" — of two creates of one
+   * name, etcd lets exactly one through; the other is AlreadyExists.
    */
   async create(key: string, obj: KubeObject): Promise<KubeObject> {
     if (obj.metadata?.resourceVersion) {
@@ -192,6 +192,7 @@ export class Etcd3Store implements Interface {
   // #endregion create
 
   // #region get
+  /** One key at etcd's newest revision, which must not be older than what the client has seen. */
   async get(key: string, opts: GetOptions = {}): Promise<KubeObject | undefined> {
     const resp = await this.client.range({ key: bytes(key) });
     this.validateMinimumResourceVersion(opts.resourceVersion, resp.header.revision);
@@ -411,6 +412,7 @@ export class Etcd3Store implements Interface {
   }
   // #endregion delete
 
+  /** etcd's current revision, from the header of the cheapest read there is (a count). */
   async currentResourceVersion(): Promise<string> {
     const resp = await this.client.range({ key: bytes("/"), countOnly: true });
     return String(resp.header.revision);
@@ -485,6 +487,7 @@ function guardClient(client: EtcdClient): EtcdClient {
 }
 // #endregion guard-client
 
+/** The compares every write here rests on; a key that does not exist has mod_revision 0. */
 function notFound(key: string): Compare {
   return { key: bytes(key), target: "MOD", result: "EQUAL", modRevision: 0 };
 }

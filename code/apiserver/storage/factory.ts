@@ -1,6 +1,7 @@
 /**
- * Storage factory — from `--etcd-servers` (or none) to a storage.Interface per resource, plus
- * the compactor that keeps etcd's history from growing forever.
+ * Storage factory — a storage.Interface per resource from `--etcd-servers`, and the compactor.
+ * Without `--etcd-servers` the storage is our own store, in process. Upstream: k8s.io/apiserver
+ * pkg/storage/storagebackend/factory/etcd3.go and pkg/storage/etcd3/compact.go.
  *
  * Solves:
  * - one place decides where objects live: given `--etcd-servers`, a gRPC client to those

@@ -1,6 +1,7 @@
 /**
- * storage.Interface — what the API server's registry needs from a store of objects, whatever
- * holds them (our embedded store, a real etcd, or the watch cache in front of either).
+ * storage.Interface — what the registry needs from a store of objects, whatever holds them.
+ * That may be our embedded store, a real etcd, or the watch cache in front of either.
+ * Upstream: k8s.io/apiserver pkg/storage/interfaces.go.
  *
  * Solves:
  * - the registry (REST handlers) speaks objects and resourceVersions, never etcd requests: create

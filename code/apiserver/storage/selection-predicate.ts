@@ -1,6 +1,6 @@
 /**
- * SelectionPredicate — a list or watch request's `labelSelector` and `fieldSelector`, turned
- * into one test a store applies to each object.
+ * SelectionPredicate — a request's label and field selectors as one test applied to each object.
+ * Upstream: k8s.io/apiserver pkg/storage/selection_predicate.go.
  *
  * Solves:
  * - every storage (etcd3, the watch cache) filters the same way, so the selectors are parsed

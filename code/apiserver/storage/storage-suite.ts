@@ -1,6 +1,7 @@
 /**
- * The storage conformance suite — one set of tests every storage backend must pass: our store
- * in process, our store over gRPC, and a real etcd.
+ * Storage conformance suite — the tests every storage backend must pass, ours and a real etcd's.
+ * It runs against our store in process, our store over gRPC, and a real etcd. Upstream's
+ * equivalent: k8s.io/apiserver pkg/storage/testing/store_tests.go and watcher_tests.go.
  *
  * Solves:
  * - "works on our store" is not "works on etcd": the same tests run against a real etcd prove

@@ -1,5 +1,6 @@
 /**
  * ConfigMap strategy — plain data, no status, nothing for the server to prepare.
+ * Upstream: kubernetes pkg/registry/core/configmap/strategy.go.
  *
  * Solves: a ConfigMap is only what its writer put in it; the rules that matter (keys are valid
  * names, an `immutable` ConfigMap's data never changes) are validation's, so the strategy is the

@@ -1,7 +1,6 @@
 /**
- * Deployment strategy — like a ReplicaSet's, except that annotations count as part of the
- * desired state.
- * Upstream: pkg/registry/apps/deployment/strategy.go (all the upstream files are listed at the end of this header).
+ * Deployment strategy — a ReplicaSet's rules, except that annotations count as desired state.
+ * Upstream: kubernetes pkg/registry/apps/deployment/strategy.go.
  *
  * Solves:
  * - the deployment controller copies a Deployment's annotations (`kubernetes.io/change-cause`,

@@ -1,5 +1,6 @@
 /**
  * Endpoints strategy — the addresses behind a Service, written by the endpoints controller.
+ * Upstream: kubernetes pkg/registry/core/endpoint/strategy.go.
  *
  * Solves: the controller keeps one Endpoints object per Service and simply PUTs what it
  * computed; the object may not exist yet (or was deleted by someone), so a PUT may create it.

@@ -1,6 +1,6 @@
 /**
- * Event strategy (core/v1 Event) — events are written often, by many components, and are
- * selected by the object they are about.
+ * Event strategy — core/v1 Events: written often, by many, selected by the object they are about.
+ * Upstream: kubernetes pkg/registry/core/event/strategy.go.
  *
  * Solves:
  * - an event recorder that sees the same event again PUTs an updated count; the event may

@@ -1,7 +1,8 @@
 /**
- * Strategy helpers — the small pieces every resource's strategy shares: the metadata fields a
- * field selector can always use, upstream's "semantic" equality, and the base strategy each
- * resource starts from.
+ * Strategy helpers — the small pieces every resource's strategy shares.
+ * The metadata fields a field selector can always use (upstream: k8s.io/apiserver
+ * pkg/registry/generic/matcher.go), upstream's "semantic" equality (k8s.io/apimachinery
+ * pkg/api/equality/semantic.go), and the base strategy each resource starts from.
  *
  * Solves:
  * - "did the spec change?" must ignore the difference between a field that is absent and one

@@ -1,5 +1,6 @@
 /**
  * Lease strategy — the lock object of leader election and node heartbeats.
+ * Upstream: kubernetes pkg/registry/coordination/lease/strategy.go.
  *
  * Solves:
  * - a candidate that finds no Lease creates it with a PUT it would use anyway to renew, so a

@@ -1,7 +1,6 @@
 /**
- * Namespace strategy — a namespace is born Active with the `kubernetes` finalizer, and labels
- * itself with its own name.
- * Upstream: pkg/registry/core/namespace/strategy.go (all the upstream files are listed at the end of this header).
+ * Namespace strategy — born Active with the `kubernetes` finalizer, labelled with its own name.
+ * Upstream: kubernetes pkg/registry/core/namespace/strategy.go.
  *
  * Solves:
  * - deleting a namespace must first delete everything in it: the `kubernetes` finalizer in

@@ -1,6 +1,6 @@
 /**
  * Node strategy — a Node is created by its own kubelet, status and all.
- * Upstream: pkg/registry/core/node/strategy.go (all the upstream files are listed at the end of this header).
+ * Upstream: kubernetes pkg/registry/core/node/strategy.go.
  *
  * Solves:
  * - a kubelet registers its node in one request, capacity, addresses and conditions included,

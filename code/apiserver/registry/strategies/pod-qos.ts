@@ -1,6 +1,7 @@
 /**
- * Pod QoS class — Guaranteed, Burstable or BestEffort, computed once by the API server when a
- * pod is created and never changed after.
+ * Pod QoS class — Guaranteed, Burstable or BestEffort, stamped on a pod once, at creation.
+ * Upstream: kubernetes pkg/apis/core/helper/qos/qos.go (ComputePodQOS), reached through
+ * GetPodQOS from the pod strategy's PrepareForCreate.
  *
  * Solves:
  * - when a node runs short of memory, the kubelet must know whom to evict first (BestEffort,

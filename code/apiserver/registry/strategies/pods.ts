@@ -1,6 +1,6 @@
 /**
  * Pod strategy — what the API server does to a pod on create, update, status write and delete.
- * Upstream: pkg/registry/core/pod/strategy.go (all the upstream files are listed at the end of this header).
+ * Upstream: kubernetes pkg/registry/core/pod/strategy.go.
  *
  * Solves:
  * - a new pod always starts `Pending` with its QoS class, whatever status the client sent:
@@ -136,7 +136,7 @@ function prepareForStatusUpdate(obj: KubeObject, old: KubeObject): void {
 /**
  * A pod on a node is deleted gracefully: the grace period is the request's, else the pod's
  * terminationGracePeriodSeconds, else 0. An unbound or finished pod has nothing to stop, so its
- * period is 0 — delete now. A negative request means "as soon as possible", which is 1s.
+ * period is 0 — delete now. A negative period means "as soon as possible", which is 1s.
  */
 export function checkGracefulDelete(obj: KubeObject, options: GracefulDeleteOptions): boolean {
   const pod = obj as Pod;

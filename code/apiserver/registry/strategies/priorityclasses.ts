@@ -1,5 +1,6 @@
 /**
  * PriorityClass strategy — a cluster-scoped name for a priority value.
+ * Upstream: kubernetes pkg/registry/scheduling/priorityclass/strategy.go.
  *
  * Solves: pods refer to a class by name and the Priority admission plugin copies its value
  * into the pod; the rules that keep that safe (value and preemptionPolicy never change, the

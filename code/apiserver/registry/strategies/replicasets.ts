@@ -1,7 +1,7 @@
 /**
- * ReplicaSet strategy — the status is the ReplicaSet controller's; the generation counts the
- * spec's versions so the controller can say which one its status describes.
- * Upstream: pkg/registry/apps/replicaset/strategy.go (all the upstream files are listed at the end of this header).
+ * ReplicaSet strategy — the controller owns the status; the generation counts spec versions.
+ * The generation lets the controller say which version of the spec its status describes.
+ * Upstream: kubernetes pkg/registry/apps/replicaset/strategy.go.
  *
  * Solves:
  * - "has the controller caught up with my change?": every spec change bumps

@@ -1,5 +1,6 @@
 /**
  * Secret strategy — like a ConfigMap, plus `type` as a selectable field.
+ * Upstream: kubernetes pkg/registry/core/secret/strategy.go.
  *
  * Solves: controllers look for secrets of one kind (`type=kubernetes.io/service-account-token`,
  * `type=kubernetes.io/tls`) without listing every secret in the cluster.

@@ -1,6 +1,7 @@
 /**
- * Selector immutability for apps/v1 workloads — the ReplicaSet and Deployment strategies'
- * extra update rule.
+ * Selector immutability — the apps/v1 ReplicaSet and Deployment strategies' extra update rule.
+ * Upstream it is part of each strategy's ValidateUpdate (kubernetes
+ * pkg/registry/apps/replicaset/strategy.go, pkg/registry/apps/deployment/strategy.go).
  *
  * Solves: a workload owns the pods its selector matches; an edited selector would orphan the
  * pods it had and adopt pods it never made. apps/v1 therefore refuses the edit (the old

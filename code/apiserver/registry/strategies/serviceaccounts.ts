@@ -1,5 +1,6 @@
 /**
  * ServiceAccount strategy — an identity for pods; nothing for the server to prepare.
+ * Upstream: kubernetes pkg/registry/core/serviceaccount/strategy.go.
  *
  * Solves: since v1.24 token secrets are no longer made for each ServiceAccount (pods get
  * short-lived projected tokens), so the object is plain data and the strategy the generic one.

@@ -1,6 +1,6 @@
 /**
- * Service strategy — status is the load balancer's, and changing a Service's type releases
- * what the old type needed.
+ * Service strategy — the status is the load balancer's; a type change releases what it needed.
+ * Upstream: kubernetes pkg/registry/core/service/strategy.go.
  *
  * Solves:
  * - the load-balancer status (external IPs) belongs to the cloud controller: it starts empty
@@ -11,8 +11,8 @@
  * - a PUT may create a Service (AllowCreateOnUpdate), as `kubectl replace` of a missing one does.
  *
  * Invariants:
- * - after prepareForCreate: status = {loadBalancer: {}}; after prepareForUpdate: status = old status, except
- *   that a Service which is no longer a LoadBalancer has no load-balancer status;
+ * - after prepareForCreate: status = {loadBalancer: {}}; after prepareForUpdate: status = old
+ *   status, except that a Service which is no longer a LoadBalancer has no load-balancer status;
  * - the status strategy keeps the old spec.
  *
  * What upstream does differently: the cluster IP and node ports are allocated (and released)

@@ -1,11 +1,11 @@
 /**
- * The strategies' door to validation — the one place where a strategy's Validate and
- * ValidateUpdate reach the kind-by-kind rules in code/api/validation.ts.
+ * Strategy validation — the one door from a strategy's Validate to code/api/validation.ts.
+ * Upstream each strategy calls its kind's own functions (`ValidatePodCreate`, `ValidateNodeUpdate`,
+ * … in kubernetes pkg/apis/core/validation/validation.go and its apps, coordination siblings).
  *
  * Solves:
- * - upstream's strategies each call their kind's function (`ValidatePodCreate`,
- *   `ValidateNodeUpdate`, …); ours dispatch on `kind` through `validateObject` and
- *   `validateObjectUpdate`, so a strategy file states only what is special about its resource;
+ * - ours dispatch on `kind` through `validateObject` and `validateObjectUpdate`, so a strategy
+ *   file states only what is special about its resource;
  * - tests of a strategy's own logic (what it clears, keeps and bumps) can replace this module
  *   and stay independent of the validation rules.
  *

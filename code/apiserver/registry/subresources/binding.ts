@@ -1,6 +1,7 @@
 /**
- * pods/binding — `POST /api/v1/namespaces/default/pods/web/binding`: the scheduler's one write,
- * "run this pod on node n1".
+ * pods/binding — the scheduler's one write: "run this pod on node n1".
+ * The request is `POST /api/v1/namespaces/default/pods/web/binding`. Upstream: `BindingREST` in
+ * kubernetes pkg/registry/core/pod/storage/storage.go.
  *
  * Solves:
  * - the scheduler does not update the pod (it could clobber a concurrent change); it posts a
@@ -18,7 +19,7 @@
 import { type FieldError, notSupported, required } from "../../../api/field-errors.ts";
 import type { KubeObject, Status } from "../../../api/meta.ts";
 import { isStatusError, newBadRequest, newConflict, newInvalid, newNotFound } from "../../errors.ts";
-import type { Store } from "../store.ts";
+import { nowRFC3339, type Store } from "../store.ts";
 
 export interface Binding extends KubeObject {
   target?: { kind?: string; name?: string; apiVersion?: string };
@@ -32,6 +33,10 @@ interface PodCondition {
 }
 
 // #region assign-pod
+/**
+ * BindingREST.Create: check the Binding, then set `spec.nodeName` inside guaranteedUpdate, so
+ * "is it still unbound?" is asked again of whatever a retry reads.
+ */
 export async function createBinding(
   pods: Store,
   namespace: string,
@@ -78,6 +83,7 @@ export async function createBinding(
 }
 // #endregion assign-pod
 
+/** Upstream's assignPod reports every refusal as a Conflict on `pods/binding`. */
 function conflict(name: string, message: string) {
   return newConflict({ group: "", resource: "pods/binding" }, name, message);
 }
@@ -88,7 +94,7 @@ function setPodScheduled(pod: KubeObject): void {
   const status = pod.status as { conditions?: PodCondition[] };
   status.conditions ??= [];
   const conditions = status.conditions;
-  const now = `${new Date().toISOString().slice(0, 19)}Z`;
+  const now = nowRFC3339();
   const existing = conditions.find((c) => c.type === "PodScheduled");
   if (!existing)
     conditions.push({ type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: now });

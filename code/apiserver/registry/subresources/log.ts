@@ -1,5 +1,6 @@
 /**
- * pods/log — `GET .../pods/web/log`: a placeholder until the kubelet exists.
+ * pods/log — `GET …/pods/web/log`: a placeholder until the kubelet exists.
+ * Upstream: `LogREST` in kubernetes pkg/registry/core/pod/rest/log.go.
  *
  * Solves: `kubectl logs web` gets an answer that says where logs will come from, rather than a
  * 404 that looks like a missing pod. Upstream's API server does not hold logs either: it proxies

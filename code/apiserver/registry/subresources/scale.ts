@@ -1,6 +1,7 @@
 /**
- * deployments/scale and replicasets/scale — the `autoscaling/v1` Scale view of a workload:
- * `spec.replicas` to set, `status.replicas` and the label selector to read.
+ * deployments/scale and replicasets/scale — the `autoscaling/v1` Scale view of a workload.
+ * It has `spec.replicas` to set, `status.replicas` and the label selector to read. Upstream:
+ * `ScaleREST` in kubernetes pkg/registry/apps/deployment/storage/storage.go (and replicaset's).
  *
  * Solves: `kubectl scale` and autoscalers change the replica count of any scalable kind through
  * one small object, without knowing (or racing on) the rest of the Deployment.
@@ -63,6 +64,8 @@ export async function updateScale(
   change: (current: Scale) => Scale,
 ): Promise<Scale> {
   const { obj } = await store.update(namespace, name, (parent) => {
+    // Only for a resource that creates on PUT (Deployments and ReplicaSets do not) is this
+    // called without a parent; the store has already answered 404 otherwise.
     if (!parent) throw newBadRequest(`${store.info.kind} "${name}" not found`);
     const scale = change(scaleFromParent(parent));
     if (scale.kind && scale.kind !== "Scale") {
