@@ -48,6 +48,7 @@ describe("apiserver.bench.ts in quick mode", () => {
     expect(text.stdout).toMatch(/list all 12 pods, RV=0: p50 \/ p99 ms\s+[\d.,]+ \/ [\d.,]+/);
     expect(text.stdout).toContain("what the watch cache buys");
     expect(text.stdout).toMatch(/namespace list p99 ≤ 5 s\s+(PASS|FAIL) \(\d+ ms\)/);
+    expect(text.stdout).toMatch(/server CPU ms per 1,000 events delivered\s+[\d.,]+\s+[\d.,]+/);
     expect(text.stdout).toContain("every watcher received every event, once");
 
     expect(json.code, json.stderr).toBe(0);
@@ -63,7 +64,9 @@ describe("apiserver.bench.ts in quick mode", () => {
             delivered: number;
             lost: number;
             duplicates: number;
-            endedEarly: number;
+            closed: number;
+            errors: number;
+            serverCpuMsPer1000: number;
           };
         }
       >;
@@ -75,7 +78,15 @@ describe("apiserver.bench.ts in quick mode", () => {
       expect(r.creates.one.count + r.creates.many.count).toBe(12);
       expect(r.lists.clusterCache.count).toBe(2);
       expect(r.lists.clusterCache.p99Ms).toBeGreaterThanOrEqual(r.lists.clusterCache.p50Ms);
-      expect(r.watch).toMatchObject({ expected: 24, delivered: 24, lost: 0, duplicates: 0, endedEarly: 0 });
+      expect(r.watch).toMatchObject({
+        expected: 24,
+        delivered: 24,
+        lost: 0,
+        duplicates: 0,
+        closed: 0,
+        errors: 0,
+      });
+      expect(Number.isFinite(r.watch.serverCpuMsPer1000)).toBe(true); // read from /proc/<pid>/stat
     }
     expect(out.slo).toHaveLength(8);
   }, 120_000);

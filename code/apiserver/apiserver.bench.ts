@@ -1,6 +1,7 @@
 /**
  * API server benchmark — lists, creates and watch fan-out over HTTP, against the upstream
- * scalability SLOs, with the watch cache on and off in the same run.
+ * scalability SLOs (kubernetes/community sig-scalability/slos, listed at the end of this
+ * header), with the watch cache on and off in the same run.
  *
  * Measures, with plain HTTP/1.1 JSON requests from this process against API servers that each
  * run in their own child process (so the load generator does not share the server's thread):
@@ -14,10 +15,16 @@
  *   receiving every event of a churn of `--churn` writes (half creates, then merge-patch updates
  *   of the same pods) from `--writers` clients. Each write carries its send time in an
  *   annotation; each event's delivery latency is measured from the write's response (and from
- *   the send time) to the watcher's receipt. Every watcher must see every event: any loss,
- *   duplicate or early end of a watch is reported.
+ *   the send time) to the watcher's receipt. Every watcher must see every event: any loss or
+ *   duplicate is reported; a watch the server closes (a watcher too far behind) is counted and
+ *   opened again from its last resourceVersion, as a reflector does. The churn is paced: a write
+ *   waits until every watcher has the event of the write `--lag` (50) before it — one process
+ *   reads all the watches, and unpaced it would fall ever further behind the writers. The
+ *   server's and this process's CPU time per 1,000 events delivered are printed too: on a
+ *   shared machine they vary far less than the rates.
  * Targets: the embedded in-memory store with the watch cache on (upstream's default) and off
- * (`watchCache: false`, the reference: the ratio is what the cacher buys), and, when
+ * (`watchCache: false`, the reference: the ratio is what the cacher buys; its fan-out uses at
+ * most `--ref-watchers` (100) watchers, each an etcd watch of its own), and, when
  * `/usr/bin/etcd` exists, a real etcd behind the API server (creates and lists only).
  * Then pass/fail per upstream SLO (p99 per cluster-day: mutating calls ≤ 1 s; non-streaming
  * reads ≤ 1 s for one object, ≤ 5 s for a namespace, ≤ 30 s for the cluster). Upstream measures
@@ -25,14 +32,16 @@
  * which adds the client's own queueing — a pessimistic reading.
  *
  * Flags: --pods N (3000), --namespaces N (10), --creates1 N (200 of the pods, by one client),
- * --clients N (32), --lists N (8), --gets N (200), --watchers N (100), --churn N (1000),
- * --writers N (16), --quick (a few seconds: tiny sizes), --no-etcd, --json, --cpu-prof-dir DIR
- * (each API server writes V8 CPU profiles to `DIR/<target>/`, to find the bottleneck: the
- * largest is the server's main thread).
- * Upstream's scale for these figures is 10,000 pods and 1,000 watchers; on a shared 2-core
- * machine that takes far longer than a few minutes, so the defaults are smaller — the sizes used
- * are printed with the figures, and `--pods 10000 --watchers 1000 --churn 10000` asks for the
- * full size.
+ * --clients N (32), --lists N (8), --gets N (200), --watchers N (1000), --churn N (1000),
+ * --writers N (16), --lag N (50), --ref-watchers N (100), --targets cache,no-cache,etcd (all),
+ * --quick (a few seconds: tiny sizes), --no-etcd, --json, --cpu-prof-dir DIR (each API server
+ * writes V8 CPU profiles to `DIR/<target>/`, to find the bottleneck: the largest is the
+ * server's main thread).
+ * Upstream's scale for these figures is 10,000 pods and 1,000 watchers; the defaults keep the
+ * 1,000 watchers but fill 3,000 pods and churn 1,000 writes (ten times fewer events), since on a
+ * shared 2-core machine the full size — `--pods 10000 --watchers 1000 --churn 10000`: ten million
+ * deliveries, 30,000 creates and 48 lists of all 10,000 pods — takes 6 to 10 minutes. The sizes
+ * used are printed with the figures.
  *
  * The machine may be shared: the list repetitions alternate between the targets, so a change of
  * load hits all of them alike.
@@ -42,7 +51,7 @@
  * @chapter 02-apiserver
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, type IncomingMessage, request } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -71,13 +80,20 @@ const opts = {
   clients: flag("clients", 32, 8),
   lists: flag("lists", 8, 3),
   gets: flag("gets", 200, 20),
-  watchers: flag("watchers", 100, 5),
+  watchers: flag("watchers", 1000, 5),
   churn: flag("churn", 1000, 40),
   writers: flag("writers", 16, 4),
+  lag: flag("lag", 50, 10),
+  refWatchers: flag("ref-watchers", 100, 5),
 };
 opts.creates1 = Math.min(opts.creates1, opts.pods);
 const json = process.argv.includes("--json");
 const useEtcd = !process.argv.includes("--no-etcd") && existsSync(etcdBinary);
+/** `--targets cache,no-cache`: measure only these API servers (default: all). */
+const onlyTargets = process.argv.includes("--targets")
+  ? new Set((process.argv[process.argv.indexOf("--targets") + 1] ?? "").split(","))
+  : undefined;
+const wanted = (name: string) => !onlyTargets || onlyTargets.has(name);
 /** `--cpu-prof-dir DIR`: each API server child writes a V8 CPU profile there when it stops. */
 const cpuProfDir = process.argv.includes("--cpu-prof-dir")
   ? process.argv[process.argv.indexOf("--cpu-prof-dir") + 1]
@@ -125,6 +141,8 @@ async function stopChild(child: ChildProcess): Promise<void> {
 interface Target {
   name: string;
   url: string;
+  /** The API server's process id, to read its CPU time. */
+  pid?: number;
   /** Whether the watch fan-out runs on it. */
   watch: boolean;
   close(): Promise<void>;
@@ -161,6 +179,7 @@ async function startTarget(name: string, options: APIServerOptions, watch: boole
   return {
     name,
     url,
+    pid: child.pid,
     watch,
     close: () => {
       stopping = true;
@@ -262,6 +281,37 @@ async function must(
 }
 
 // ---- figures ----
+
+/**
+ * CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; undefined
+ * elsewhere). On a shared machine wall-clock rates vary with the neighbours' load; CPU per
+ * event does not.
+ */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may hold spaces, so split after its ")"): utime and
+    // stime are the 12th and 13th, in clock ticks of 1/100 s.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+const typePrefix = '{"type":"';
+const seqMarker = '"bench/seq":"';
+const sentMarker = '"bench/sent":"';
+const rvMarker = '"resourceVersion":"';
+
+/** The JSON string value that follows `marker` in `line` ("" when absent). */
+function field(line: string, marker: string): string {
+  const i = line.indexOf(marker);
+  if (i < 0) return "";
+  const from = i + marker.length;
+  return line.slice(from, line.indexOf('"', from));
+}
 
 function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -383,8 +433,14 @@ interface WatchResult {
   delivered: number;
   lost: number;
   duplicates: number;
-  /** Watches that ended, or sent an ERROR event, before every event had arrived. */
-  endedEarly: number;
+  /** Watches the server closed before the end (too far behind); each was re-watched. */
+  closed: number;
+  /** ERROR events: a re-watch the watch cache could no longer serve (410 Expired). */
+  errors: number;
+  /** The API server's CPU time during the churn, per 1,000 events delivered (ms). */
+  serverCpuMsPer1000: number;
+  /** This process's (the watchers' and writers') CPU time, per 1,000 events delivered (ms). */
+  clientCpuMsPer1000: number;
   seconds: number;
   eventsPerSec: number;
   writes: Latency & { perSec: number };
@@ -397,7 +453,8 @@ interface WatchResult {
 }
 
 async function watchFanOut(t: Target): Promise<WatchResult> {
-  const { watchers: count, churn } = opts;
+  const { churn } = opts;
+  const count = t.name === "no-cache" ? Math.min(opts.watchers, opts.refWatchers) : opts.watchers;
   const creates = Math.ceil(churn / 2);
   const base = `${t.url}/api/v1/namespaces/bench-watch/pods`;
   const start = JSON.parse((await must(200, "GET", `${base}?limit=1`)).body) as {
@@ -411,7 +468,6 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
   let delivered = 0;
   let duplicates = 0;
   let beforeResponse = 0;
-  let endedEarly = 0;
   let lastReceipt = 0;
   /** Set before the benchmark closes the watches itself, so that is not counted as an early end. */
   let finished = false;
@@ -421,26 +477,64 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
   });
   const expected = count * churn;
 
+  /** Per watcher: the resourceVersion of the last event it received, where a re-watch starts. */
+  const lastRv: string[] = new Array(count).fill(start.metadata.resourceVersion);
+  let closed = 0;
+  let errors = 0;
+  /** Watchers that got an ERROR (410): their watch cannot be resumed. */
+  const gone = new Uint8Array(count);
+
+  // Pacing: one client process reads all the watches, and on two shared cores it cannot read
+  // 1,000 sockets as fast as 16 writers can write; unpaced, it falls further behind with every
+  // write until the server closes its watches (rightly: a real watcher that far behind is
+  // stuck). So the churn is paced to the slowest watcher: write N is sent only once every watcher
+  // has received write N − lag. The figures are then those of the rate the fan-out sustains.
+  /** Per write: how many watchers have received its event. */
+  const receivedBy = new Uint32Array(churn);
+  const pacedOn = new Map<number, () => void>();
+  const paced = (seq: number): Promise<void> | undefined => {
+    const behind = seq - opts.lag;
+    if (behind < 0 || receivedBy[behind] >= count - errors) return undefined;
+    // A lost event would hold the writers for ever: after 10 s they go on, and the loss shows.
+    return new Promise<void>((resolve) => {
+      pacedOn.set(behind, resolve);
+      setTimeout(resolve, 10_000).unref();
+    });
+  };
+  const releasePaced = () => {
+    if (pacedOn.size === 0) return;
+    for (const [behind, resolve] of pacedOn)
+      if (receivedBy[behind] >= count - errors) {
+        pacedOn.delete(behind);
+        resolve();
+      }
+  };
+
   const origin = now();
-  const onEvent = (w: number, line: string) => {
+  const onEvent = (w: number, buf: Buffer, start: number, end: number) => {
     const at = now();
-    const event = JSON.parse(line) as {
-      type: string;
-      object: { metadata?: { annotations?: Record<string, string> } };
-    };
-    if (event.type === "BOOKMARK") return;
-    if (event.type === "ERROR") {
-      endedEarly++;
+    // A line is `{"type":"…","object":{…}}`; ten million of them are read here, so only the
+    // fields the benchmark needs are cut out — no JSON.parse.
+    // Latin-1 keeps one byte per character: the markers and digits read the same as in UTF-8.
+    const line = buf.toString("latin1", start, end);
+    if (!line.startsWith(typePrefix)) throw new Error(`watch ${w}: not a watch event: ${line.slice(0, 200)}`);
+    const type = field(line, typePrefix);
+    if (type === "BOOKMARK") return;
+    if (type === "ERROR") {
+      errors++; // a re-watch too old for the watch cache (410): this watcher's later events are lost
+      gone[w] = 1;
+      releasePaced(); // and the pacing no longer waits for it
       return;
     }
-    const a = event.object.metadata?.annotations ?? {};
-    const seq = Number(a["bench/seq"]);
+    const seq = Number(field(line, seqMarker));
+    const sent = Number(field(line, sentMarker));
+    lastRv[w] = field(line, rvMarker);
     const slot = w * churn + seq;
     if (seen[slot]) {
       duplicates++;
       return;
     }
-    fromSend[slot] = at - Number(a["bench/sent"]);
+    fromSend[slot] = at - sent;
     if (respAt[seq] > 0) {
       seen[slot] = 1;
       fromResponse[slot] = at - respAt[seq];
@@ -451,28 +545,39 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
       fromResponse[slot] = at - origin;
     }
     lastReceipt = at;
+    if (++receivedBy[seq] >= count - errors) releasePaced();
     if (++delivered === expected) allDone();
   };
 
   // Each watch: a chunked response read line by line. Headers arrive once the storage watch is
-  // registered, so after they all arrived no event can be missed.
+  // registered, so after they all arrived no event can be missed. A watch the server ends early
+  // (a watcher too far behind is closed) is opened again from its last resourceVersion, as a
+  // reflector does.
   const watchAgent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const responses: IncomingMessage[] = [];
-  const url = `${base}?watch=true&resourceVersion=${start.metadata.resourceVersion}&allowWatchBookmarks=false`;
   const open = (w: number) =>
     new Promise<void>((resolve, reject) => {
+      const url = `${base}?watch=true&resourceVersion=${lastRv[w]}&allowWatchBookmarks=false`;
       const req = request(url, { agent: watchAgent }, (res) => {
         if (res.statusCode !== 200) return reject(new Error(`watch ${w}: ${res.statusCode}`));
         responses.push(res);
-        let buffered = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => {
-          const lines = (buffered + chunk).split("\n");
-          buffered = lines.pop() ?? ""; // an event cut in two by the chunking waits for its end
-          for (const line of lines) if (line) onEvent(w, line);
+        let rest: Buffer | undefined; // an event cut in two by the chunking waits for its end
+        res.on("data", (chunk: Buffer) => {
+          const buf = rest ? Buffer.concat([rest, chunk]) : chunk;
+          let start = 0;
+          for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, start)) {
+            if (nl > start) onEvent(w, buf, start, nl);
+            start = nl + 1;
+          }
+          rest = start < buf.length ? buf.subarray(start) : undefined;
         });
         res.on("end", () => {
-          if (!finished) endedEarly++;
+          if (finished || gone[w]) return;
+          closed++;
+          progress(
+            `${t.name}: watch ${w} closed by the server at resourceVersion ${lastRv[w]}; watching again`,
+          );
+          open(w).catch((e: Error) => progress(`${t.name}: watch ${w} could not resume: ${e.message}`));
         });
         res.on("error", () => {});
         resolve();
@@ -488,25 +593,33 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
     `${t.name}: churn of ${churn} writes (${creates} creates, ${churn - creates} updates) to ${count} watchers`,
   );
   const t0 = now();
+  const serverCpu0 = cpuSeconds(t.pid);
+  const clientCpu0 = process.cpuUsage();
   const ticker = setInterval(
     () => progress(`${t.name}: ${delivered}/${expected} events delivered`),
     5000,
   ).unref();
   // Creates first, then the updates: an update sent while its create is still in flight would 404.
+  // Each write waits until every watcher has the event of the write `--lag` before it.
+  const writeSamples: number[] = [];
+  const timed = async (write: () => Promise<unknown>) => {
+    const t = performance.now();
+    await write();
+    writeSamples.push(performance.now() - t);
+  };
   const createPhase = await concurrently(opts.writers, creates, async (seq) => {
-    await must(201, "POST", base, pod("bench-watch", `churn-${seq}`, seq));
+    await paced(seq);
+    await timed(() => must(201, "POST", base, pod("bench-watch", `churn-${seq}`, seq)));
     respAt[seq] = now();
   });
   const updatePhase = await concurrently(opts.writers, churn - creates, async (j) => {
     const seq = creates + j;
+    await paced(seq);
     const patch = { metadata: { annotations: { "bench/seq": String(seq), "bench/sent": String(now()) } } };
-    await must(200, "PATCH", `${base}/churn-${j}`, patch, "application/merge-patch+json");
+    await timed(() => must(200, "PATCH", `${base}/churn-${j}`, patch, "application/merge-patch+json"));
     respAt[seq] = now();
   });
-  const writes = {
-    samples: [...createPhase.samples, ...updatePhase.samples],
-    seconds: createPhase.seconds + updatePhase.seconds,
-  };
+  const writes = { samples: writeSamples, seconds: createPhase.seconds + updatePhase.seconds };
 
   // Wait for the last events; give up after 10 s without progress.
   let before = -1;
@@ -515,6 +628,8 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
     await Promise.race([done, new Promise((r) => setTimeout(r, 10_000))]);
   }
   clearInterval(ticker);
+  const serverCpu = (cpuSeconds(t.pid) ?? Number.NaN) - (serverCpu0 ?? Number.NaN);
+  const clientCpu = process.cpuUsage(clientCpu0);
   finished = true;
   allDone();
   for (const res of responses) res.destroy();
@@ -534,8 +649,11 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
     delivered,
     lost: expected - delivered,
     duplicates,
-    endedEarly,
+    closed,
+    errors,
     seconds,
+    serverCpuMsPer1000: (serverCpu * 1e6) / delivered,
+    clientCpuMsPer1000: ((clientCpu.user + clientCpu.system) / 1000 / delivered) * 1000,
     eventsPerSec: delivered / seconds,
     writes: { ...latency(writes.samples), perSec: churn / writes.seconds },
     fromResponse: latency(received(fromResponse)),
@@ -558,9 +676,9 @@ async function main(): Promise<void> {
   let etcd: { endpoint: string; close(): Promise<void> } | undefined;
   try {
     progress("starting API servers (embedded in-memory store; watch cache on, then off)");
-    targets.push(await startTarget("cache", { watchCache: true }, true));
-    targets.push(await startTarget("no-cache", { watchCache: false }, true));
-    if (useEtcd) {
+    if (wanted("cache")) targets.push(await startTarget("cache", { watchCache: true }, true));
+    if (wanted("no-cache")) targets.push(await startTarget("no-cache", { watchCache: false }, true));
+    if (useEtcd && wanted("etcd")) {
       progress(`starting real etcd (${etcdBinary}) and an API server on it`);
       etcd = await startRealEtcd();
       targets.push(await startTarget("etcd", { etcdServers: [etcd.endpoint], watchCache: true }, false));
@@ -645,17 +763,23 @@ function fmt(n: number | undefined, digits = 0): string {
 }
 
 function report(results: Map<string, TargetResult>): void {
-  const cache = results.get("cache") as TargetResult;
-  const noCache = results.get("no-cache") as TargetResult;
+  const cache = results.get("cache");
+  const noCache = results.get("no-cache");
   const ratio = (a: number | undefined, b: number | undefined) => (a && b ? a / b : undefined);
+  const sameWatchers = cache?.watch?.watchers === noCache?.watch?.watchers;
   /** What the cacher buys: how many times faster (or more) with it than without. */
   const cacherBuys = {
-    listRV0P50: ratio(noCache.lists.clusterCache.p50Ms, cache.lists.clusterCache.p50Ms),
-    listRV0P99: ratio(noCache.lists.clusterCache.p99Ms, cache.lists.clusterCache.p99Ms),
-    listUnsetP50: ratio(noCache.lists.clusterEtcd.p50Ms, cache.lists.clusterEtcd.p50Ms),
-    watchEventsPerSec: ratio(cache.watch?.eventsPerSec, noCache.watch?.eventsPerSec),
-    watchLatencyP50: ratio(noCache.watch?.fromResponse.p50Ms, cache.watch?.fromResponse.p50Ms),
-    watchLatencyP99: ratio(noCache.watch?.fromResponse.p99Ms, cache.watch?.fromResponse.p99Ms),
+    listRV0P50: ratio(noCache?.lists.clusterCache.p50Ms, cache?.lists.clusterCache.p50Ms),
+    listRV0P99: ratio(noCache?.lists.clusterCache.p99Ms, cache?.lists.clusterCache.p99Ms),
+    listUnsetP50: ratio(noCache?.lists.clusterEtcd.p50Ms, cache?.lists.clusterEtcd.p50Ms),
+    watchCpuPerEvent: ratio(noCache?.watch?.serverCpuMsPer1000, cache?.watch?.serverCpuMsPer1000),
+    // Latencies compare only at the same number of watchers (`--ref-watchers` may cap no-cache's).
+    watchLatencyP50: sameWatchers
+      ? ratio(noCache?.watch?.fromResponse.p50Ms, cache?.watch?.fromResponse.p50Ms)
+      : undefined,
+    watchLatencyP99: sameWatchers
+      ? ratio(noCache?.watch?.fromResponse.p99Ms, cache?.watch?.fromResponse.p99Ms)
+      : undefined,
   };
   const checks = sloChecks(results);
   const losses = [...results].filter(([, r]) => r.watch && (r.watch.lost > 0 || r.watch.duplicates > 0));
@@ -697,7 +821,8 @@ function report(results: Map<string, TargetResult>): void {
     ...names.map((n) => pair(results.get(n)?.lists.namespace)),
   ]);
   rows.push([`get one pod: p50 / p99 ms`, ...names.map((n) => pair(results.get(n)?.get))]);
-  row(`watch ${opts.watchers}×${opts.churn}: events/s delivered`, (r) => r.watch?.eventsPerSec);
+  row(`watch fan-out, ${opts.churn} writes: watchers`, (r) => r.watch?.watchers);
+  row("  events/s delivered", (r) => r.watch?.eventsPerSec);
   rows.push([
     "  latency from write response: p50 / p99 ms",
     ...names.map((n) => pair(results.get(n)?.watch?.fromResponse)),
@@ -706,8 +831,11 @@ function report(results: Map<string, TargetResult>): void {
     "  latency from send: p50 / p99 ms",
     ...names.map((n) => pair(results.get(n)?.watch?.fromSend)),
   ]);
+  row("  server CPU ms per 1,000 events delivered", (r) => r.watch?.serverCpuMsPer1000, 1);
+  row("  client CPU ms per 1,000 events delivered", (r) => r.watch?.clientCpuMsPer1000, 1);
   row("  events before the write's response", (r) => r.watch?.beforeResponse);
   row("  churn writes/s", (r) => r.watch?.writes.perSec);
+  rows.push(["  churn writes: p50 / p99 ms", ...names.map((n) => pair(results.get(n)?.watch?.writes))]);
   row("  lost / duplicate events", (r) => r.watch?.lost);
   rows[rows.length - 1] = [
     rows[rows.length - 1][0],
@@ -716,7 +844,8 @@ function report(results: Map<string, TargetResult>): void {
       return w ? `${fmt(w.lost)} / ${fmt(w.duplicates)}` : "-";
     }),
   ];
-  row("  watches ended early", (r) => r.watch?.endedEarly);
+  row("  watches closed by the server (re-watched)", (r) => r.watch?.closed);
+  row("  ERROR events (410 on a re-watch)", (r) => r.watch?.errors);
 
   console.log(
     `\nAPI server benchmark — ${opts.pods} pods in ${opts.namespaces} namespaces, ${opts.watchers} watchers × ${opts.churn} writes (${opts.writers} writers), ${opts.lists} lists, ${opts.gets} gets${quick ? " (quick mode)" : ""}`,
@@ -729,10 +858,10 @@ function report(results: Map<string, TargetResult>): void {
   table(rows);
 
   const x = (n: number | undefined) => (n === undefined ? "-" : `${fmt(n, 2)}×`);
-  console.log("\nwhat the watch cache buys (no-cache / cache for latency, cache / no-cache for throughput):");
+  console.log("\nwhat the watch cache buys (no-cache / cache, for latency and for server CPU per event):");
   console.log(
     `  list RV=0 p50 ${x(cacherBuys.listRV0P50)}, p99 ${x(cacherBuys.listRV0P99)}; list RV unset p50 ${x(cacherBuys.listUnsetP50)}; ` +
-      `watch events/s ${x(cacherBuys.watchEventsPerSec)}; watch latency p50 ${x(cacherBuys.watchLatencyP50)}, p99 ${x(cacherBuys.watchLatencyP99)}`,
+      `watch server CPU per event ${x(cacherBuys.watchCpuPerEvent)}; watch latency p50 ${x(cacherBuys.watchLatencyP50)}, p99 ${x(cacherBuys.watchLatencyP99)}`,
   );
 
   console.log(

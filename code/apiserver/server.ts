@@ -1,14 +1,15 @@
 /**
  * The API server — one HTTP server that routes every request from its URL to a registry store
  * and back: discovery first, then `/api/v1/...` and `/apis/<group>/<version>/...` resources, with
- * one log line per request.
+ * one log line per request. Upstream: k8s.io/apiserver's handler chain (server/config.go) around
+ * the routes endpoints/installer.go registers for each resource.
  *
  * Solves:
  * - the only door to the cluster's state: kubectl, controllers, the scheduler and kubelets all
  *   read and write objects here, over HTTP, never in etcd directly — so validation, defaults,
  *   optimistic concurrency and (chapter 3) authorization happen in one place;
- * - the request path in one function a reader can follow (`handle`): discovery → request info
- *   → resource → scope check → subresource → verb → handler → store → storage;
+ * - the request path in one function a reader can follow (`handle`): request info → discovery
+ *   and health checks → resource → scope check → subresource or verb → handler → store → storage;
  * - every failure, whatever layer raised it, reaches the client as a `Status` with its HTTP
  *   code; a 3 MiB body limit guards the server from huge writes.
  *
@@ -18,11 +19,11 @@
  * - one registry store per resource, all over one storage backend; the server owns the backend
  *   and closes it last;
  * - the namespaces `default`, `kube-system`, `kube-public` and `kube-node-lease` exist from
- *   the start, as upstream's bootstrap controller makes them.
+ *   the start, as upstream's system-namespaces controller makes sure.
  *
- * What upstream does differently: authentication, authorization, admission, audit, priority
- * and fairness, and a panic-recovery filter run around the handlers (chapter 3 adds the first
- * three); it serves HTTPS (the insecure port was removed in 1.20), and routes with go-restful.
+ * What upstream does differently: filters for authentication, audit, priority and fairness,
+ * authorization and panic recovery run around the handlers (chapter 3 adds authentication,
+ * authorization and admission); it serves HTTPS only, and routes with go-restful.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller.registerResourceHandlers: the routes per resource and scope)
@@ -92,6 +93,7 @@ const storagePrefixes: Record<string, string> = {
 export const systemNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 // #region start
+/** Storage, one registry store per resource, the system namespaces, then the HTTP listener. */
 export async function startAPIServer(opts: APIServerOptions = {}): Promise<APIServer> {
   const backend = await newStorageBackend({
     etcdServers: opts.etcdServers,

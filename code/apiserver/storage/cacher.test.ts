@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { EtcdServer } from "../../store/etcd-server.ts";
-import { Cacher, type CacherOptions } from "./cacher.ts";
+import { Cacher, type CacherOptions, type CacheWatcher } from "./cacher.ts";
 import { InProcessEtcdClient } from "./etcd-client.ts";
 import { Etcd3Store } from "./etcd3-store.ts";
 import type { Interface, ListOptions, WatchOptions } from "./interfaces.ts";
@@ -162,8 +162,92 @@ describe("Cacher", () => {
       expect(ev.object.metadata.resourceVersion).toBe(last.metadata.resourceVersion);
     }
     expect(c.watcherCount()).toBe(1);
+    expect(c.terminatedWatchers).toBe(1);
     expect(await watchEnded(stuck)).toBe(true);
     reader.stop();
+  });
+
+  it("hands each watcher the events of a round in one batch: a burst costs one hand-over, not one per event", async () => {
+    const c = await newCacher({ minRoundIntervalMs: 400 });
+    const first = await c.create(key("p0"), pod("p0"));
+    await cacheAt(c, first.metadata.resourceVersion);
+    const w = (await c.watch(prefix, {
+      resourceVersion: first.metadata.resourceVersion,
+      predicate: everything,
+      recursive: true,
+    })) as CacheWatcher;
+    // A round has just gone out (p0's): the next five writes land within the interval and wait
+    // for the next round together.
+    for (let i = 1; i <= 5; i++) await c.create(key(`p${i}`), pod(`p${i}`));
+    const batch = await w.nextBatch();
+    expect(batch?.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual([
+      "ADDED p1",
+      "ADDED p2",
+      "ADDED p3",
+      "ADDED p4",
+      "ADDED p5",
+    ]);
+    w.stop();
+  });
+
+  it("fans out in slices: other work runs between them, and every watcher still gets every event in order", async () => {
+    // A zero-length slice: one watcher per turn of the event loop.
+    const c = await newCacher({ dispatchSliceMs: 0, minRoundIntervalMs: 0 });
+    const n = 40;
+    const watches = await Promise.all(
+      Array.from({ length: n }, () =>
+        c.watch(prefix, { resourceVersion: "0", predicate: everything, recursive: true }),
+      ),
+    );
+    const received = new Array<number>(n).fill(0);
+    const readers = watches.map(async (w, i) => {
+      const events = await nextEvents(w, 3);
+      received[i] = 3;
+      return events.map((e) => `${e.type} ${e.object.metadata.name}`);
+    });
+    // Count, at each turn, the watchers that have their events: a fan-out that ran to the end
+    // in one turn would show only 0 and then n.
+    const seen = new Set<number>();
+    let ticking = true;
+    const tick = () => {
+      seen.add(received.filter((r) => r > 0).length);
+      if (ticking) setImmediate(tick);
+    };
+    tick();
+    for (const name of ["a", "b", "c"]) await c.create(key(name), pod(name));
+    for (const events of await Promise.all(readers))
+      expect(events).toEqual(["ADDED a", "ADDED b", "ADDED c"]);
+    ticking = false;
+    expect([...seen].some((k) => k > 0 && k < n)).toBe(true);
+    for (const w of watches) w.stop();
+  });
+
+  it("a bookmark never claims a resourceVersion whose event is still queued for the watcher", async () => {
+    // Rounds at most every 300 ms, bookmarks due every 10 ms: bookmarks fall between the write
+    // reaching the cache and its event reaching the watcher.
+    const c = await newCacher({ minRoundIntervalMs: 300, bookmarkFrequencyMs: 10, bookmarkTickMs: 5 });
+    const z = await c.create(key("z"), pod("z"));
+    await cacheAt(c, z.metadata.resourceVersion);
+    const w = await c.watch(prefix, {
+      resourceVersion: z.metadata.resourceVersion,
+      predicate: everything,
+      recursive: true,
+      allowWatchBookmarks: true,
+    });
+    await c.create(key("a"), pod("a"));
+    for (let ev = (await nextEvents(w, 1))[0]; ev.type !== "ADDED"; ev = (await nextEvents(w, 1))[0]);
+    // a's round has just gone out: b, written now, waits for the next one.
+    const b = await c.create(key("b"), pod("b"));
+    const seen: string[] = [];
+    for (;;) {
+      const [ev] = await nextEvents(w, 1);
+      seen.push(`${ev.type}@${ev.object.metadata.resourceVersion}`);
+      if (ev.type === "ADDED") break;
+      expect(Number(ev.object.metadata.resourceVersion)).toBeLessThan(Number(b.metadata.resourceVersion));
+    }
+    expect(seen.at(-1)).toBe(`ADDED@${b.metadata.resourceVersion}`);
+    expect(seen.length).toBeGreaterThan(1); // bookmarks did come while b was queued
+    w.stop();
   });
 
   it("an object leaving a watcher's selector is DELETED for it, at the revision it left", async () => {

@@ -1,37 +1,52 @@
 /**
  * Cacher — storage.Interface with a watch cache in front: one etcd watch per resource, fanned
- * out to every client watch, and `resourceVersion=0` reads served from memory.
+ * out to every client watch, and `resourceVersion=0` reads served from memory. Upstream:
+ * k8s.io/apiserver/pkg/storage/cacher/cacher.go (all the upstream files are listed at the end of
+ * this header).
  *
  * Solves:
  * - etcd load that does not grow with the number of watchers: the cacher lists and watches the
  *   resource once (a reflector of its own) and each client watch is a filter over that stream;
- * - a slow client must not hold up the others: each watcher has a bounded buffer, and a watcher
- *   whose buffer is full when an event arrives is terminated (its watch ends; the client
- *   re-watches from its last resourceVersion) instead of blocking the fan-out;
- * - a client idle on a quiet resource still learns how far the stream has got: watchers that
- *   asked for bookmarks get a BOOKMARK with the cache's resourceVersion every
- *   `bookmarkFrequencyMs`, and 2 s before their deadline, so they can resume from there instead
- *   of from an old revision that compaction may have removed;
+ * - writes that do not wait for the fan-out: an event enters the watch cache at once, but goes to
+ *   the watchers in later turns of the event loop, at most 50 watchers (or 5 ms) per turn, so a
+ *   write's response (and every other request) is not queued behind a thousand watchers;
  * - fan-out whose cost per event does not grow with the watchers: they all share the cached,
- *   frozen object (no copy each), and its encodings are cached on it (caching-object.ts).
+ *   frozen object and one event object built from it (no copy each), and its encodings are
+ *   cached on it (caching-object.ts); events that arrive close together go to each watcher as one
+ *   batch, which its handler sends in one socket write;
+ * - a slow client must not hold up the others: each watcher has a bounded buffer, which fills
+ *   only while its client does not read (its handler stops taking events when the socket is
+ *   full), and a watcher whose buffer overflows is closed (its client re-watches from its last
+ *   resourceVersion) instead of blocking the fan-out;
+ * - a client idle on a quiet resource still learns how far the stream has got: watchers that
+ *   asked for bookmarks get a BOOKMARK every `bookmarkFrequencyMs`, and 2 s before their
+ *   deadline, so they can resume from there instead of from an old revision that compaction may
+ *   have removed.
  *
  * Invariants:
  * - a watcher receives events in resourceVersion order, each at most once, and none at or
  *   below the resourceVersion it started from;
+ * - a bookmark's resourceVersion is one every watcher has been handed all events up to
+ *   (`dispatchedRv`), never the cache's newer one;
  * - every write goes to the underlying storage (etcd), never to the cache: the cache only ever
  *   learns about a write through the etcd watch, so it cannot disagree with etcd for long;
  * - when the cacher has to relist (its etcd watch failed, e.g. compacted), every client watch is
  *   terminated: the new list may have skipped events those watchers would never see.
  *
- * What upstream does differently (v1.32): consistent reads (`resourceVersion=""`) are served
- * from the cache after asking etcd for its current revision; here they go to etcd. A watch
- * without a resourceVersion is served like `resourceVersion=0`. A full watcher buffer gets a
- * short grace period (a dispatch time budget) before the watcher is terminated; here it is
- * terminated at once. Bookmarks are sent every minute upstream; here every 10 s by default.
+ * What upstream does differently (v1.32): a goroutine per watcher and one dispatching goroutine
+ * fed by a 100-event `incoming` channel (a full channel blocks the cacher's reflector); here one
+ * thread, so the queue is an array handed out in rounds and slices, and a round waits up to
+ * `minRoundIntervalMs` to gather events. A watcher's channel is sized to about a second of
+ * history (10 to 1,000 events), and a full one gets a short grace period (the dispatch time
+ * budget, ≤ 100 ms) before the watcher is closed; here a fixed buffer (100) and no grace.
+ * Consistent reads (`resourceVersion=""`) are served from the cache after asking etcd for its
+ * current revision; here they go to etcd. A watch without a resourceVersion is served like
+ * `resourceVersion=0`. Bookmarks are sent every minute upstream; here every 10 s by default.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, Watch, GetList, shouldDelegateList, dispatchEvents, startDispatchingBookmarkEventsLocked, terminateAllWatchers, defaultBookmarkFrequency)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go (cacheWatcher: add, nextBookmarkTime, convertToWatchEvent)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, Watch, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, defaultBookmarkFrequency)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go (cacheWatcher: add, nonblockingAdd, "Forcing … watcher close due to unresponsiveness", nextBookmarkTime, convertToWatchEvent)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go (the grace period we do not model)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (suggestedWatchChannelSize: the buffer sizes)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
@@ -71,7 +86,10 @@ export interface CacherOptions {
   newFunc?: () => KubeObject;
   /** Events kept for watches that resume (upstream's lower bound: 100). */
   capacity?: number;
-  /** Events that may wait unread per watcher before it is terminated. */
+  /**
+   * Events that may wait for a watcher whose client is not reading before it is terminated
+   * (upstream sizes the channel to about a second of history: 10 to 1,000 events).
+   */
   watcherBufferSize?: number;
   /** How often a watcher that asked for bookmarks gets one. */
   bookmarkFrequencyMs?: number;
@@ -79,10 +97,19 @@ export interface CacherOptions {
   bookmarkTickMs?: number;
   /** How long a read waits for the cache to reach its resourceVersion (upstream: 3 s). */
   blockTimeoutMs?: number;
+  /** How long one turn of the event loop may spend handing events to watchers. */
+  dispatchSliceMs?: number;
+  /** How many watchers one turn of the event loop may hand events to. */
+  dispatchSliceWatchers?: number;
+  /** The shortest time between two dispatch rounds (how long an event may wait for company). */
+  minRoundIntervalMs?: number;
 }
 
 export const defaultWatcherBufferSize = 100;
 export const defaultBookmarkFrequencyMs = 10_000;
+export const defaultDispatchSliceMs = 5;
+export const defaultDispatchSliceWatchers = 50;
+export const defaultMinRoundIntervalMs = 50;
 
 export class Cacher implements Interface {
   private readonly storage: Interface;
@@ -95,6 +122,21 @@ export class Cacher implements Interface {
   private readonly bookmarkFrequencyMs: number;
   private readonly blockTimeoutMs: number;
   private readonly watchers = new Set<CacheWatcher>();
+  /** Events in the watch cache not yet handed to the watchers (upstream's `incoming` channel). */
+  private incoming: WatchCacheEvent[] = [];
+  /** The round being dispatched: its events, the watchers it goes to, and the next one's index. */
+  private round?: { events: WatchCacheEvent[]; watchers: CacheWatcher[]; next: number };
+  private dispatchScheduled = false;
+  private readonly dispatchSliceMs: number;
+  private readonly dispatchSliceWatchers: number;
+  private readonly minRoundIntervalMs: number;
+  private lastRoundAt = Number.NEGATIVE_INFINITY;
+  /** Every watcher has been handed every event up to here (what a bookmark may claim). */
+  private dispatchedRv = 0;
+  /** The newest progress notification from etcd. */
+  private progressRv = 0;
+  /** Watchers closed because their buffer was full (upstream's terminated-watchers metric). */
+  terminatedWatchers = 0;
   private readonly ready: Promise<void>;
   private markReady!: () => void;
   private isReady = false;
@@ -117,6 +159,9 @@ export class Cacher implements Interface {
     this.watcherBufferSize = opts.watcherBufferSize ?? defaultWatcherBufferSize;
     this.bookmarkFrequencyMs = opts.bookmarkFrequencyMs ?? defaultBookmarkFrequencyMs;
     this.blockTimeoutMs = opts.blockTimeoutMs ?? blockTimeoutMs;
+    this.dispatchSliceMs = opts.dispatchSliceMs ?? defaultDispatchSliceMs;
+    this.dispatchSliceWatchers = opts.dispatchSliceWatchers ?? defaultDispatchSliceWatchers;
+    this.minRoundIntervalMs = opts.minRoundIntervalMs ?? defaultMinRoundIntervalMs;
     this.ready = new Promise((resolve) => {
       this.markReady = () => {
         this.isReady = true;
@@ -146,6 +191,7 @@ export class Cacher implements Interface {
           list.items.map((object) => ({ key: this.keyFunc(object), object: deepFreeze(object) })),
           Number(list.resourceVersion),
         );
+        this.dispatchedRv = this.progressRv = Number(list.resourceVersion);
         this.markReady();
         this.upstream = await this.storage.watch(this.prefix, {
           resourceVersion: list.resourceVersion,
@@ -174,36 +220,121 @@ export class Cacher implements Interface {
   private processEvent(ev: StorageWatchEvent): void {
     const rv = Number(ev.object.metadata.resourceVersion);
     if (ev.type === "BOOKMARK") {
+      // etcd's progress notification: nothing changed up to rv. Watchers may be told so once
+      // the events queued before it have reached them.
       this.watchCache.setResourceVersion(rv);
+      this.progressRv = rv;
+      if (!this.round && this.incoming.length === 0) this.dispatchedRv = Math.max(this.dispatchedRv, rv);
       return;
     }
     if (ev.type === "ERROR") return;
     const object = deepFreeze(ev.object);
+    // The cache (lists, waitUntilFresh) is current as soon as the event arrives; only the
+    // fan-out to the watchers is deferred.
     const event = this.watchCache.processEvent(ev.type, this.keyFunc(object), object, rv);
-    this.dispatchEvent(event);
+    this.enqueue(event);
   }
   // #endregion list-and-watch
 
   // #region dispatch
-  /** Fan-out: offer the event to every watcher; one whose buffer is full is terminated. */
-  private dispatchEvent(event: WatchCacheEvent): void {
-    for (const w of this.watchers) {
-      if (!w.add(event)) {
-        // Upstream: "Forcing watcher close due to unresponsiveness". The client re-watches.
-        w.terminate();
+  /**
+   * Queue the event for the watchers and return at once: the fan-out runs in later turns of the
+   * event loop (dispatchSlice), so whatever is waiting for this turn to end — the write's own
+   * response among it — does not wait for a thousand watchers to be served.
+   */
+  private enqueue(event: WatchCacheEvent): void {
+    this.incoming.push(event);
+    this.scheduleDispatch();
+  }
+
+  /**
+   * The next slice runs after the I/O that is waiting. A new round starts at most every
+   * `minRoundIntervalMs`: when events come faster than that, each round (and each watcher's
+   * write) carries several of them instead of one — as Nagle's algorithm does for a socket —
+   * which costs each event at most that long; a quiet resource's events go out at once.
+   */
+  private scheduleDispatch(): void {
+    if (this.dispatchScheduled || this.stopped) return;
+    this.dispatchScheduled = true;
+    const run = () => {
+      this.dispatchScheduled = false;
+      this.dispatchSlice();
+    };
+    const wait = this.round ? 0 : this.lastRoundAt + this.minRoundIntervalMs - performance.now();
+    if (wait > 0) setTimeout(run, wait);
+    else setImmediate(run);
+  }
+
+  /**
+   * dispatchEvents, one slice at a time: a round hands every event queued so far to each watcher
+   * (one batch per watcher, so its handler writes them together); after `dispatchSliceMs` or
+   * `dispatchSliceWatchers` watchers the slice stops, even in the middle of a round, and the next
+   * one is scheduled behind the I/O that arrived meanwhile. A watcher never gets a round before
+   * the previous one, so each still sees the events in resourceVersion order.
+   */
+  private dispatchSlice(): void {
+    const until = performance.now() + this.dispatchSliceMs;
+    for (;;) {
+      if (!this.round) {
+        if (this.incoming.length === 0) {
+          this.dispatchedRv = Math.max(this.dispatchedRv, this.progressRv);
+          return;
+        }
+        const now = performance.now();
+        if (now < this.lastRoundAt + this.minRoundIntervalMs) {
+          this.scheduleDispatch();
+          return;
+        }
+        this.lastRoundAt = now;
+        // Watchers that join after this snapshot already have these events: the ring or the
+        // state they started from includes them, and addAll() skips what they have.
+        this.round = { events: this.incoming, watchers: [...this.watchers], next: 0 };
+        this.incoming = [];
       }
+      const round = this.round;
+      // Each watcher served here also costs, right after this slice, its handler's turn to
+      // encode and write: so a slice serves at most `dispatchSliceWatchers` of them, as well as
+      // stopping after `dispatchSliceMs`.
+      const last = Math.min(round.watchers.length, round.next + this.dispatchSliceWatchers);
+      while (round.next < last) {
+        const w = round.watchers[round.next++];
+        if (!w.addAll(round.events)) this.forceClose(w);
+        if (performance.now() >= until) break;
+      }
+      if (round.next < round.watchers.length) {
+        this.scheduleDispatch();
+        return;
+      }
+      this.dispatchedRv = round.events[round.events.length - 1].resourceVersion;
+      this.round = undefined;
     }
   }
 
-  /** Every watcher whose bookmark is due gets one with the cache's current resourceVersion. */
+  /**
+   * A watcher whose buffer is full: its client is not reading. Upstream logs "Forcing watcher
+   * close due to unresponsiveness" and counts it (apiserver_terminated_watchers_total); the
+   * client's reflector then watches again from the last resourceVersion it saw.
+   */
+  private forceClose(w: CacheWatcher): void {
+    this.terminatedWatchers++;
+    w.terminate();
+  }
+
+  /**
+   * Every watcher whose bookmark is due gets one. Its resourceVersion is the last one dispatched,
+   * not the cache's: a bookmark says "you have every event up to here", which is false for
+   * events still queued.
+   */
   private dispatchBookmarks(): void {
-    const rv = this.watchCache.resourceVersion;
+    const rv = this.dispatchedRv;
     if (rv === 0) return;
     const now = Date.now();
     for (const w of this.watchers) w.maybeBookmark(now, rv);
   }
 
   private terminateAllWatchers(): void {
+    this.incoming = [];
+    this.round = undefined;
     for (const w of [...this.watchers]) w.terminate();
   }
   // #endregion dispatch
@@ -354,11 +485,28 @@ function errorWatch(err: StatusError): Watch {
   };
 }
 
-function shared(type: StorageWatchEvent["type"], c: CachingObject): StorageWatchEvent {
-  return { type, object: c.object, cachingObject: c };
-}
+type ChangeType = WatchCacheEvent["type"];
 
-const deletedObjects = new WeakMap<WatchCacheEvent, CachingObject>();
+/**
+ * The watch events built from one cache event — at most one per type — shared by every watcher
+ * that is sent it: a thousand watchers cost a thousand references, not a thousand objects.
+ */
+const sharedEvents = new WeakMap<WatchCacheEvent, Partial<Record<ChangeType, StorageWatchEvent>>>();
+
+function sharedEvent(ev: WatchCacheEvent, type: ChangeType): StorageWatchEvent {
+  let built = sharedEvents.get(ev);
+  if (!built) {
+    built = {};
+    sharedEvents.set(ev, built);
+  }
+  let out = built[type];
+  if (!out) {
+    const c = type === "DELETED" ? new CachingObject(deletedObject(ev)) : cachingObjectFor(ev.object);
+    out = Object.freeze({ type, object: c.object, cachingObject: c });
+    built[type] = out;
+  }
+  return out;
+}
 
 /**
  * The previous object stamped with the event's resourceVersion (what a watcher whose selector
@@ -366,18 +514,13 @@ const deletedObjects = new WeakMap<WatchCacheEvent, CachingObject>();
  * setCachingObjects does. A shallow copy is enough: only metadata.resourceVersion differs, and
  * everything else is frozen and shared with the cached previous object.
  */
-function deletedObjectOf(ev: WatchCacheEvent): CachingObject {
-  let c = deletedObjects.get(ev);
-  if (!c) {
-    const prev = ev.prevObject as KubeObject;
-    c = new CachingObject({
-      ...prev,
-      metadata: { ...prev.metadata, resourceVersion: String(ev.resourceVersion) },
-    });
-    deletedObjects.set(ev, c);
-  }
-  return c;
+function deletedObject(ev: WatchCacheEvent): KubeObject {
+  const prev = ev.prevObject as KubeObject;
+  return { ...prev, metadata: { ...prev.metadata, resourceVersion: String(ev.resourceVersion) } };
 }
+
+/** At most this many initial events are handed over at once, so a huge first batch is split. */
+const maxInitialBatch = 1000;
 
 // #region cache-watcher
 interface CacheWatcherOptions {
@@ -394,12 +537,15 @@ interface CacheWatcherOptions {
 }
 
 /**
- * cacheWatcher: one client watch. The initial events are queued without limit (the client asked
- * for all of them); live events count against `bufferSize`.
+ * cacheWatcher: one client watch. Its buffer holds what the cacher has handed it and its handler
+ * has not taken yet; the handler takes everything at once (nextBatch), and stops taking while
+ * its client's socket is full — so a client that does not read fills the buffer, and a full
+ * buffer is what gets the watcher closed. The initial events are queued without limit (the
+ * client asked for all of them); live events count against `bufferSize`.
  */
 export class CacheWatcher implements Watch {
-  private readonly initial: StorageWatchEvent[] = [];
-  private readonly buffer: StorageWatchEvent[] = [];
+  private initial: StorageWatchEvent[] = [];
+  private buffer: StorageWatchEvent[] = [];
   private lastRv: number;
   private nextBookmarkAt: number | undefined;
   private stopped = false;
@@ -424,31 +570,38 @@ export class CacheWatcher implements Watch {
    * convertToWatchEvent: what this watcher sees of a change. Matched before and after →
    * MODIFIED; only after → ADDED; only before → DELETED (the object left this selection), sent
    * as it was before, at the event's resourceVersion. No copy: every watcher gets the same frozen
-   * object, and the handler encodes it once for all of them (CachingObject).
+   * event, and the handler encodes it once for all of them (CachingObject).
    */
   private convert(ev: WatchCacheEvent): StorageWatchEvent | undefined {
     if (!this.inScope(ev.key)) return undefined;
-    const test = (o: KubeObject) => this.opts.predicate.empty || this.opts.predicate.matches(o);
-    const curPasses = ev.type !== "DELETED" && test(ev.object);
-    const oldPasses = ev.prevObject !== undefined && test(ev.prevObject);
-    if (curPasses && oldPasses) return shared("MODIFIED", cachingObjectFor(ev.object));
-    if (curPasses) return shared("ADDED", cachingObjectFor(ev.object));
-    if (oldPasses) return shared("DELETED", deletedObjectOf(ev));
+    const p = this.opts.predicate;
+    const curPasses = ev.type !== "DELETED" && (p.empty || p.matches(ev.object));
+    const oldPasses = ev.prevObject !== undefined && (p.empty || p.matches(ev.prevObject));
+    if (curPasses && oldPasses) return sharedEvent(ev, "MODIFIED");
+    if (curPasses) return sharedEvent(ev, "ADDED");
+    if (oldPasses) return sharedEvent(ev, "DELETED");
     return undefined;
   }
   // #endregion convert
 
   // #region add
-  /** Offers a live event; false when the buffer is full (the cacher then terminates us). */
-  add(ev: WatchCacheEvent): boolean {
+  /**
+   * Takes a round of live events, in order; false when they do not fit in the buffer (the
+   * cacher then closes us). Events at or below our starting point are skipped: the initial
+   * events or the replayed ring already had them.
+   */
+  addAll(events: WatchCacheEvent[]): boolean {
     if (this.stopped) return true;
-    if (ev.resourceVersion <= this.lastRv) return true; // already covered by our starting point
-    const out = this.convert(ev);
-    this.lastRv = ev.resourceVersion;
-    if (!out) return true;
-    if (this.buffer.length >= this.opts.bufferSize) return false;
-    this.buffer.push(out);
-    this.wake?.();
+    const before = this.buffer.length;
+    for (const ev of events) {
+      if (ev.resourceVersion <= this.lastRv) continue;
+      const out = this.convert(ev);
+      this.lastRv = ev.resourceVersion;
+      if (!out) continue;
+      if (this.buffer.length >= this.opts.bufferSize) return false;
+      this.buffer.push(out);
+    }
+    if (this.buffer.length > before) this.wake?.();
     return true;
   }
   // #endregion add
@@ -483,8 +636,8 @@ export class CacheWatcher implements Watch {
 
   /** Ends the watch at once; what was buffered is dropped, as upstream closes the channel. */
   terminate(): void {
-    this.buffer.length = 0;
-    this.initial.length = 0;
+    this.buffer = [];
+    this.initial = [];
     this.stop();
   }
 
@@ -495,19 +648,42 @@ export class CacheWatcher implements Watch {
     this.wake?.();
   }
 
+  // #region next-batch
+  /**
+   * Everything buffered, oldest first, as soon as there is anything; undefined once the watch
+   * has ended and nothing is left. The initial events come first, a thousand at a time.
+   */
+  async nextBatch(): Promise<StorageWatchEvent[] | undefined> {
+    for (;;) {
+      if (this.initial.length > 0) {
+        if (this.initial.length <= maxInitialBatch) {
+          const batch = this.initial;
+          this.initial = [];
+          return batch;
+        }
+        return this.initial.splice(0, maxInitialBatch);
+      }
+      if (this.buffer.length > 0) {
+        const batch = this.buffer;
+        this.buffer = [];
+        return batch;
+      }
+      if (this.stopped) return undefined;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+  }
+  // #endregion next-batch
+
+  /** One event at a time, for callers that want a plain Watch. */
   async *[Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
     try {
       for (;;) {
-        const ev = this.initial.shift() ?? this.buffer.shift();
-        if (ev) {
-          yield ev;
-          continue;
-        }
-        if (this.stopped) return;
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-        });
-        this.wake = undefined;
+        const batch = await this.nextBatch();
+        if (!batch) return;
+        yield* batch;
       }
     } finally {
       this.stop();

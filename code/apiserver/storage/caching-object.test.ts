@@ -23,13 +23,13 @@ describe("CachingObject", () => {
     const first = c.watchLine("ADDED", "v1/Pod", encode);
     expect(c.watchLine("ADDED", "v1/Pod", encode)).toBe(first);
     expect(calls).toBe(1);
-    expect(first.endsWith("\n")).toBe(true);
-    expect(JSON.parse(first)).toEqual({
+    expect(first.toString().endsWith("\n")).toBe(true);
+    expect(JSON.parse(first.toString())).toEqual({
       type: "ADDED",
       object: { ...pod("a", { app: "web" }), kind: "Pod" },
     });
     // Another type or another encoder is another line.
-    expect(JSON.parse(c.watchLine("MODIFIED", "v1/Pod", encode)).type).toBe("MODIFIED");
+    expect(JSON.parse(c.watchLine("MODIFIED", "v1/Pod", encode).toString()).type).toBe("MODIFIED");
     c.watchLine("ADDED", "v2/Pod", encode);
     expect(calls).toBe(3);
   });

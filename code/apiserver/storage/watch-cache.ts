@@ -1,5 +1,6 @@
 /**
  * WatchCache — one resource's objects held in memory, plus a ring of its most recent changes.
+ * Upstream: k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (listed at the end of this header).
  *
  * Solves:
  * - a thousand kubelets each watching pods would be a thousand etcd watches; with the cache
