@@ -10,13 +10,28 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { DefaultTheme } from "vitepress";
+import githubDark from "@shikijs/themes/github-dark";
+import githubLight from "@shikijs/themes/github-light";
+import type { DefaultTheme, MarkdownEnv, MarkdownRenderer } from "vitepress";
 import { withMermaid } from "vitepress-plugin-mermaid";
 import { listChapters } from "../scripts/course.ts";
 import { sourceUrl } from "../scripts/source-pages.ts";
+import { onePassDualTheme } from "./highlight.ts";
+import { mermaidAlias, mermaidFromDist } from "./mermaid-assets.ts";
 import { findSnippetRefs, snippetChecks } from "./snippets.ts";
 
 const srcDir = resolve(import.meta.dirname, "..");
+
+// Highlighting is most of the build (every file of code/ is a page): VitePress's own two themes,
+// tokenized once for both, with token colours as classes (see highlight.ts).
+const highlighting = onePassDualTheme(githubLight, githubDark, { classes: true });
+
+/**
+ * Markdown code as plain escaped text: the search index keeps only the text, so colours are waste.
+ * Escaped as shiki escapes (`&` and `<` only, as hex references), so the index holds the same words.
+ */
+const plainCode = (code: string) =>
+  `<pre v-pre><code>${code.replace(/&/g, "&#x26;").replace(/</g, "&#x3C;")}</code></pre>`;
 
 function sidebar(): DefaultTheme.SidebarItem[] {
   return [
@@ -57,9 +72,13 @@ export default withMermaid({
   // Annotated source pages quote flag defaults such as http://localhost:2379; those are not site links.
   ignoreDeadLinks: "localhostLinks",
   appearance: true,
-  head: [["link", { rel: "icon", href: "data:," }]],
+  head: [
+    ["link", { rel: "icon", href: "data:," }],
+    ["style", { id: "code-colours" }, highlighting.css],
+  ],
   markdown: {
     config: (md) => snippetChecks(md, srcDir),
+    shikiSetup: highlighting.shikiSetup as never,
   },
   transformPageData(pageData) {
     // The "see the code" footer lists the page's own source and every code file it embeds.
@@ -78,12 +97,36 @@ export default withMermaid({
       { text: "Upstream map", link: "/docs/upstream-map" },
     ],
     sidebar: sidebar(),
-    search: { provider: "local" },
+    search: {
+      provider: "local",
+      options: {
+        // The index is built from each page's HTML with the tags stripped: the same text without
+        // running the highlighter a second (and, as VitePress indexes in both bundles, third) time.
+        _render(src: string, env: MarkdownEnv, md: MarkdownRenderer) {
+          // VitePress has one markdown-it for pages and search: the plain highlighter is lent for
+          // this (synchronous) render only, so no page can be rendered with it.
+          const highlight = md.options.highlight;
+          md.options.highlight = plainCode;
+          let html: string;
+          try {
+            html = md.render(src, env);
+          } finally {
+            md.options.highlight = highlight;
+          }
+          return env.frontmatter?.search === false ? "" : html;
+        },
+      },
+    },
     outline: { level: [2, 3] },
     docFooter: { prev: "Previous", next: "Next" },
   },
   mermaid: {},
   vite: {
     server: { port: 5173 },
+    // Diagrams draw with mermaid's prebuilt build, copied as it is, instead of bundling mermaid's
+    // thousands of modules on every build (see mermaid-runtime.ts).
+    resolve: { alias: [mermaidAlias] },
+    // (Typed against the root vite; VitePress 1 runs its own vite 5, with the same plugin hooks.)
+    plugins: [mermaidFromDist() as never],
   },
 });

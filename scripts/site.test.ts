@@ -95,11 +95,12 @@ describe("the course site", () => {
   });
 
   it("fails to build when a page embeds a region that does not exist", async () => {
-    // A minimal site that installs the same snippet check as the real one (config.ts calls snippetChecks).
-    // Inside the repository, so the temporary site resolves vitepress and vue from our node_modules.
+    // Minimal sites that install the same snippet check as the real one (config.ts calls snippetChecks):
+    // one whose page embeds a real region, one whose page embeds a missing one, built side by side.
+    // Inside the repository, so the temporary sites resolve vitepress and vue from our node_modules.
     mkdirSync(join(root, ".test-results"), { recursive: true });
-    const site = mkdtempSync(join(root, ".test-results", "bogus-site-"));
-    try {
+    const makeSite = (page: string) => {
+      const site = mkdtempSync(join(root, ".test-results", "bogus-site-"));
       mkdirSync(join(site, ".vitepress"));
       mkdirSync(join(site, "code"));
       writeFileSync(join(site, "code", "x.ts"), "// #region real\nexport const x = 1;\n// #endregion real\n");
@@ -108,19 +109,26 @@ describe("the course site", () => {
         `import { snippetChecks } from ${JSON.stringify(join(root, ".vitepress", "snippets.ts"))};\n` +
           `export default { markdown: { config: (md) => snippetChecks(md, ${JSON.stringify(site)}) } };\n`,
       );
-      writeFileSync(join(site, "index.md"), "# ok\n\n<<< @/code/x.ts#real\n");
-      const good = await buildSite(site, join(site, "dist"));
+      writeFileSync(join(site, "index.md"), page);
+      return site;
+    };
+    const goodSite = makeSite("# ok\n\n<<< @/code/x.ts#real\n");
+    const badSite = makeSite("# bogus\n\n<<< @/code/x.ts#bogus\n");
+    try {
+      const [good, bad] = await Promise.all([
+        buildSite(goodSite, join(goodSite, "dist")),
+        buildSite(badSite, join(badSite, "dist")),
+      ]);
       expect(good.code, good.output.slice(-2000)).toBe(0);
-      expect(readFileSync(join(site, "dist", "index.html"), "utf8")).toContain("x");
+      expect(readFileSync(join(goodSite, "dist", "index.html"), "utf8")).toContain("x");
 
-      writeFileSync(join(site, "index.md"), "# bogus\n\n<<< @/code/x.ts#bogus\n");
-      const bad = await buildSite(site, join(site, "dist"));
       expect(bad.code).not.toBe(0);
       expect(bad.output).toMatch(
         /index\.md:3: <<< @\/code\/x\.ts#bogus: region "bogus" is not in code\/x\.ts/,
       );
     } finally {
-      rmSync(site, { recursive: true, force: true });
+      rmSync(goodSite, { recursive: true, force: true });
+      rmSync(badSite, { recursive: true, force: true });
     }
   }, 120_000);
 });

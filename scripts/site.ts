@@ -91,6 +91,8 @@ export function pageUrl(page: string): string {
 const types: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript",
+  // Module scripts need a JavaScript type; mermaid's prebuilt build is `.mjs` files.
+  ".mjs": "text/javascript",
   ".css": "text/css",
   ".svg": "image/svg+xml",
   ".json": "application/json",
@@ -108,7 +110,14 @@ export async function serveSite(dir: string): Promise<{ url: string; server: Ser
       res.writeHead(404, { "content-type": "text/plain" }).end("not found");
       return;
     }
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" });
+    // Built assets have content hashes in their names (mermaid's files are its own, by version), so
+    // they may be cached as a deployment would: a browser then compiles the app's scripts once,
+    // not once per page it opens.
+    const immutable = /^\/(assets|mermaid)\//.test(path);
+    res.writeHead(200, {
+      "content-type": types[extname(file)] ?? "application/octet-stream",
+      ...(immutable ? { "cache-control": "public, max-age=31536000, immutable" } : {}),
+    });
     res.end(readFileSync(file));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));

@@ -24,7 +24,7 @@
  * @upstream none — course tooling (in the spirit of Docco's annotated source)
  * @chapter 00-life-of-a-pod
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { root as courseRoot, listChapters } from "./course.ts";
 import { parseHeader, sourceFiles } from "./headers.ts";
@@ -177,9 +177,35 @@ function fence(code: string[]): string {
   return "`".repeat(longest + 1);
 }
 
+/**
+ * The pages of the last call per course root, with what they were made from. The site's three
+ * dynamic routes (one per path depth) each ask for all pages, and VitePress bundles each route
+ * file with its own copy of this module — so the cache lives on `globalThis`, and is used only
+ * while no code file and no chapter has changed since (the dev server asks again after an edit).
+ */
+const cacheKey = Symbol.for("course.sourcePages");
+type PagesCache = Map<string, { made: string; pages: SourcePage[] }>;
+
 export function sourcePages(base = courseRoot): SourcePage[] {
   const files = sourceFiles(base).filter((f) => sourceUrl(f));
   const chapters = listChapters(base);
+  const made = JSON.stringify([
+    chapters,
+    files.map((f) => {
+      const st = statSync(join(base, f));
+      return [f, st.mtimeMs, st.size];
+    }),
+  ]);
+  const g = globalThis as { [cacheKey]?: PagesCache };
+  g[cacheKey] ??= new Map();
+  const cached = g[cacheKey].get(base);
+  if (cached?.made === made) return cached.pages;
+  const pages = makePages(base, files, chapters);
+  g[cacheKey].set(base, { made, pages });
+  return pages;
+}
+
+function makePages(base: string, files: string[], chapters: ReturnType<typeof listChapters>): SourcePage[] {
   const imports = new Map(files.map((f) => [f, importsOf(base, f)]));
   const chapterLink = (dir: string) => {
     const c = chapters.find((ch) => ch.dir === dir);

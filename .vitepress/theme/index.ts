@@ -5,7 +5,6 @@
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
  */
-import mermaid from "mermaid";
 import type { Theme } from "vitepress";
 import DefaultTheme from "vitepress/theme";
 import { h } from "vue";
@@ -18,9 +17,6 @@ export default {
   Layout: () => h(DefaultTheme.Layout, null, { "doc-footer-before": () => h(SeeTheCode) }),
   enhanceApp({ app }) {
     app.component("UpstreamBox", UpstreamBox);
-    // mermaid's own window-load handler would scan the still-empty `.mermaid` divs and draw a
-    // "Syntax error" diagram before vitepress-plugin-mermaid renders the real one; the plugin
-    // renders every diagram itself, so the automatic scan is turned off.
-    mermaid.startOnLoad = false;
+    // mermaid itself is loaded by ../mermaid-runtime.ts, with its automatic scan turned off.
   },
 } satisfies Theme;
