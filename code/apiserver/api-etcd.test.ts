@@ -6,26 +6,19 @@
  * selector an object enters and leaves, 410 after compaction, a bound pod's graceful delete and
  * finalizers.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Backend,
+  embeddedBackend,
+  ourEtcdBackend,
+  realEtcdBackend,
+} from "../../scripts/etcd-backends.ts";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import type { KubeObject } from "../api/meta.ts";
-import { startEtcd } from "../store/embed.ts";
 import { type APIServer, type APIServerOptions, startAPIServer } from "./server.ts";
-import { GrpcEtcdClient } from "./storage/etcd-client.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON answers
 type Json = any;
-
-/** Where the API servers of one run keep their objects: `etcdServers` or none (embedded). */
-interface Backend {
-  etcdServers?: string[];
-  close(): Promise<void>;
-}
 
 function runAPIChecks(startBackend: () => Promise<Backend>): void {
   let backend: Backend;
@@ -245,25 +238,15 @@ function runAPIChecks(startBackend: () => Promise<Backend>): void {
 }
 
 describe("API on the embedded store", () => {
-  runAPIChecks(async () => ({ close: async () => {} }));
+  runAPIChecks(embeddedBackend);
 });
 
 describe("API over gRPC to our chapter-1 etcd", () => {
-  runAPIChecks(async () => {
-    const etcd = await startEtcd({
-      name: "default",
-      dataDir: "",
-      inMemory: true,
-      listenClientURLs: ["http://127.0.0.1:0"],
-      advertiseClientURLs: ["http://127.0.0.1:0"],
-    });
-    if (etcd instanceof Error) throw etcd;
-    return { etcdServers: [`http://${etcd.clientAddresses[0]}`], close: () => etcd.close() };
-  });
+  runAPIChecks(ourEtcdBackend);
 });
 
 describeWithTools("API over gRPC to a real etcd", ["etcd"], (tools) => {
-  runAPIChecks(() => startRealEtcd(tools.etcd.path as string));
+  runAPIChecks(() => realEtcdBackend(tools.etcd.path as string));
 });
 
 function configMap(name: string): KubeObject {
@@ -306,69 +289,4 @@ async function readEvents(res: Response, n: number, timeoutMs = 3000): Promise<J
     reader.releaseLock();
   }
   return events;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** /usr/bin/etcd on two free loopback ports with a temporary data directory. */
-async function startRealEtcd(binary: string): Promise<Backend> {
-  const dataDir = mkdtempSync(join(tmpdir(), "api-etcd-"));
-  const clientURL = `http://127.0.0.1:${await freePort()}`;
-  const peerURL = `http://127.0.0.1:${await freePort()}`;
-  const child: ChildProcess = spawn(
-    binary,
-    [
-      "--name=api",
-      `--data-dir=${dataDir}`,
-      `--listen-client-urls=${clientURL}`,
-      `--advertise-client-urls=${clientURL}`,
-      `--listen-peer-urls=${peerURL}`,
-      `--initial-advertise-peer-urls=${peerURL}`,
-      `--initial-cluster=api=${peerURL}`,
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr?.on("data", (c: Buffer) => {
-    stderr = (stderr + c.toString()).slice(-2000);
-  });
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    }
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  const probe = new GrpcEtcdClient([clientURL], 1000);
-  const deadline = Date.now() + 15_000;
-  try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`etcd exited with ${child.exitCode}: ${stderr}`);
-      try {
-        await probe.range({ key: new TextEncoder().encode("probe") });
-        break;
-      } catch (e) {
-        if (Date.now() > deadline) throw new Error(`etcd did not answer in 15 s: ${(e as Error).message}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  } catch (e) {
-    await stop();
-    throw e;
-  } finally {
-    await probe.close();
-  }
-  return { etcdServers: [clientURL], close: stop };
 }
