@@ -39,9 +39,9 @@
  * server's main thread).
  * The defaults are upstream's scale for these figures — 10,000 pods, 1,000 watchers, a churn of
  * 10,000 writes: ten million deliveries, 30,000 creates and 48 lists of all 10,000 pods — which
- * takes 6 to 10 minutes on a shared 2-core machine. `--pods 3000 --churn 1000` (ten times fewer
- * events) takes under 2 minutes; `--quick` a few seconds. The sizes used are printed with the
- * figures.
+ * takes about 3 minutes on a quiet 2-core machine, 6 to 10 when it is shared. `--pods 3000
+ * --churn 1000` (ten times fewer events) takes under 2 minutes; `--quick` a few seconds. The
+ * sizes used are printed with the figures.
  *
  * The machine may be shared: the list repetitions alternate between the targets, so a change of
  * load hits all of them alike.
