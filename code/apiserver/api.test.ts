@@ -669,6 +669,18 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
       expect((await call("GET", `${cms}/fin`)).code).toBe(404);
     });
 
+    it("answers 202 Accepted when orphanDependents=false leaves the object waiting, 200 once it is gone", async () => {
+      await call("POST", cms, configMap("accepted", {}, ["example.com/hold"]));
+      const held = await call("DELETE", `${cms}/accepted`, {
+        kind: "DeleteOptions",
+        orphanDependents: false,
+      });
+      expect(held.code).toBe(202);
+      await call("POST", cms, configMap("at-once"));
+      const gone = await call("DELETE", `${cms}/at-once`, { kind: "DeleteOptions", orphanDependents: false });
+      expect(gone.code).toBe(200);
+    });
+
     it("checks preconditions and validates options", async () => {
       await call("POST", cms, configMap("pre"));
       const r = await call("DELETE", `${cms}/pre`, {

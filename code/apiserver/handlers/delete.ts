@@ -12,7 +12,7 @@
  *   "Background"}`), curl users as `?gracePeriodSeconds=0`: the body when there is one, else the
  *   query — never a mix of the two, as upstream.
  *
- * Invariants: 200 with the object (pods, services, namespaces, nodes, serviceaccounts) or a
+ * Invariants: 200 (202 in the one case `deleteResource` names) with the object (pods, services, namespaces, nodes, serviceaccounts) or a
  * Status Success (other resources), as upstream's ReturnDeletedObject decides.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go (DeleteResource)
@@ -28,8 +28,11 @@ import { boolParam, intParam, type RequestScope, readBody, writeObject } from ".
 // #region delete-handler
 export async function deleteResource(scope: RequestScope): Promise<void> {
   const options = await readDeleteOptions(scope);
-  const { obj } = await scope.store.delete(scope.info.namespace, scope.info.name, options);
-  writeObject(scope, 200, obj);
+  const { obj, deleted } = await scope.store.delete(scope.info.namespace, scope.info.name, options);
+  // 202 Accepted only when the object is still there and the client asked for cascading deletion
+  // with the old `orphanDependents: false`; upstream keeps 200 for every other not-yet-deleted
+  // object (a finalizer, a pod's grace period) so as not to break the clients that expect it.
+  writeObject(scope, !deleted && options.orphanDependents === false ? 202 : 200, obj);
 }
 // #endregion delete-handler
 
