@@ -16,10 +16,14 @@
  * @chapter 02-apiserver
  */
 
-import { childPath, type FieldError, forbidden, indexPath, invalid, required } from "./field-errors.ts";
+import { childPath, type FieldError, indexPath, invalid, required } from "./field-errors.ts";
 import { arr, type JSONObject, num, obj, str } from "./json.ts";
 import { isValidLabelValue } from "./labels.ts";
-import { validateLabelName, validateLabelSelector } from "./object-meta-validation.ts";
+import {
+  setOperatorValuesErrors,
+  validateLabelName,
+  validateLabelSelector,
+} from "./object-meta-validation.ts";
 import { nameIsDNSLabel, nameIsDNSSubdomain } from "./string-validation.ts";
 
 /**
@@ -34,41 +38,18 @@ function validateNodeSelectorRequirement(
 ): FieldError[] {
   const errors: FieldError[] = [];
   const values = arr(requirement.values).map(String);
-  switch (requirement.operator) {
-    case "In":
-    case "NotIn":
-      if (values.length === 0) {
-        errors.push(
-          required(childPath(path, "values"), "must be specified when `operator` is 'In' or 'NotIn'"),
-        );
-      }
-      break;
-    case "Exists":
-    case "DoesNotExist":
-      if (values.length > 0) {
-        errors.push(
-          forbidden(
-            childPath(path, "values"),
-            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-          ),
-        );
-      }
-      break;
-    case "Gt":
-    case "Lt":
-      if (values.length !== 1) {
-        errors.push(
-          required(
-            childPath(path, "values"),
-            "must be specified single value when `operator` is 'Lt' or 'Gt'",
-          ),
-        );
-      }
-      break;
-    default:
+  const setErrors = setOperatorValuesErrors(requirement.operator, values, childPath(path, "values"));
+  if (setErrors) errors.push(...setErrors);
+  else if (requirement.operator === "Gt" || requirement.operator === "Lt") {
+    if (values.length !== 1) {
       errors.push(
-        invalid(childPath(path, "operator"), str(requirement.operator), "not a valid selector operator"),
+        required(childPath(path, "values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"),
       );
+    }
+  } else {
+    errors.push(
+      invalid(childPath(path, "operator"), str(requirement.operator), "not a valid selector operator"),
+    );
   }
   errors.push(...validateLabelName(str(requirement.key), childPath(path, "key")));
   if (allowInvalidLabelValues) return errors;

@@ -101,29 +101,9 @@ export function validateLabelSelector(selector: unknown, path: string): FieldErr
     const e = (expression ?? {}) as { key?: unknown; operator?: unknown; values?: unknown };
     const at = indexPath(childPath(path, "matchExpressions"), i);
     const values = Array.isArray(e.values) ? e.values.map(String) : [];
-    switch (e.operator) {
-      case "In":
-      case "NotIn":
-        if (values.length === 0) {
-          errors.push(
-            required(childPath(at, "values"), "must be specified when `operator` is 'In' or 'NotIn'"),
-          );
-        }
-        break;
-      case "Exists":
-      case "DoesNotExist":
-        if (values.length > 0) {
-          errors.push(
-            forbidden(
-              childPath(at, "values"),
-              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            ),
-          );
-        }
-        break;
-      default:
-        errors.push(invalid(childPath(at, "operator"), e.operator ?? "", "not a valid selector operator"));
-    }
+    const operatorErrors = setOperatorValuesErrors(e.operator, values, childPath(at, "values"));
+    if (operatorErrors) errors.push(...operatorErrors);
+    else errors.push(invalid(childPath(at, "operator"), e.operator ?? "", "not a valid selector operator"));
     errors.push(...validateLabelName(typeof e.key === "string" ? e.key : "", childPath(at, "key")));
     values.forEach((value, j) => {
       errors.push(
@@ -364,4 +344,31 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const keysA = Object.keys(ra).filter((k) => ra[k] !== undefined);
   const keysB = Object.keys(rb).filter((k) => rb[k] !== undefined);
   return keysA.length === keysB.length && keysA.every((k) => deepEqual(ra[k], rb[k]));
+}
+
+/**
+ * What label selectors and node selectors share: `In`/`NotIn` need values, `Exists`/`DoesNotExist`
+ * forbid them (upstream writes the rule twice, in ValidateLabelSelectorRequirement and
+ * validateNodeSelectorRequirement, with the same messages). Undefined for any other operator:
+ * the caller knows which others it allows (a node selector's `Gt`/`Lt`).
+ */
+export function setOperatorValuesErrors(
+  operator: unknown,
+  values: string[],
+  valuesPath: string,
+): FieldError[] | undefined {
+  switch (operator) {
+    case "In":
+    case "NotIn":
+      return values.length === 0
+        ? [required(valuesPath, "must be specified when `operator` is 'In' or 'NotIn'")]
+        : [];
+    case "Exists":
+    case "DoesNotExist":
+      return values.length > 0
+        ? [forbidden(valuesPath, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")]
+        : [];
+    default:
+      return undefined;
+  }
 }
