@@ -439,6 +439,17 @@ describe("a file that is there and wrong is an error value, never replaced", () 
     expect(error.message).toMatch(/^certificate admin is not signed by corresponding CA/);
   });
 
+  it("a certificate that names our CA as issuer but whose signature does not verify", async () => {
+    const { error } = await broken(async (dir) => {
+      const der = Buffer.from((await cert(dir, "admin.crt")).raw);
+      der[der.length - 1] ^= 0xff; // the last byte of the signature value
+      const forged = new X509Certificate(der);
+      expect(forged.checkIssued(await cert(dir, "ca.crt"))).toBe(true); // the names and key ids still match
+      await writeFile(join(dir, "admin.crt"), encodeCertPEM(forged));
+    });
+    expect(error.reason).toBe("NotSignedByCA");
+  });
+
   it("a certificate for another identity (subject)", async () => {
     const { error } = await broken(async (dir) => {
       await copy("admin.crt", "kube-scheduler.crt")(dir);
