@@ -32,9 +32,7 @@
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { EtcdError, type GrpcCode } from "../../store/errors.ts";
-import type { EtcdServer } from "../../store/etcd-server.ts";
-import { ErrCompacted, ErrFutureRev } from "../../store/kvstore-txn.ts";
+import type { EtcdServer } from "../../store/etcdserver/server.ts";
 import type {
   RangeRequest,
   RangeResponse,
@@ -42,8 +40,10 @@ import type {
   TxnResponse,
   WatchCreateRequest,
   WatchResponse,
-} from "../../store/rpc.ts";
-import type { WatchStream } from "../../store/watcher.ts";
+} from "../../store/etcdserverpb/rpc.ts";
+import { ErrCompacted, ErrFutureRev } from "../../store/mvcc/kvstore-txn.ts";
+import type { WatchStream } from "../../store/mvcc/watcher.ts";
+import { EtcdError, type GrpcCode } from "../../store/rpctypes/error.ts";
 
 // #region etcd-client
 /** One watch: its responses in order, a way to ask for a progress notification, and an end. */

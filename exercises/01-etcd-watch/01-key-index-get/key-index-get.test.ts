@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { toBytes, toText } from "../../../code/store/bytes.ts";
-import { ErrRevisionNotFound, KeyIndex } from "../../../code/store/key-index.ts";
-import type { KeyValue } from "../../../code/store/kv.ts";
-import { KVStore } from "../../../code/store/kvstore.ts";
-import { RevisionSet, revision } from "../../../code/store/revision.ts";
+import { ErrRevisionNotFound, KeyIndex } from "../../../code/store/mvcc/key-index.ts";
+import { KVStore } from "../../../code/store/mvcc/kvstore.ts";
+import { RevisionSet, revision } from "../../../code/store/mvcc/revision.ts";
+import type { KeyValue } from "../../../code/store/mvccpb/kv.ts";
+import { toBytes, toText } from "../../../code/store/pkg/bytes.ts";
 import { findGeneration, getAtRev } from "./key-index-get.ts";
 
 const b = toBytes;

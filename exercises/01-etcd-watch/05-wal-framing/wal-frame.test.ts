@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SnapError } from "../../../code/store/snapshot.ts";
+import { crc32c, MAX_BODY_BYTES, type WALRecord } from "../../../code/store/wal/record.ts";
+import { SnapError } from "../../../code/store/wal/snapshotter.ts";
 import {
   decodeSegment,
   type RecoveredWAL,
@@ -10,8 +11,7 @@ import {
   WALError,
   type WALOptions,
   walName,
-} from "../../../code/store/wal.ts";
-import { crc32c, MAX_BODY_BYTES, type WALRecord } from "../../../code/store/wal-record.ts";
+} from "../../../code/store/wal/wal.ts";
 import { decodeFrame, encodeFrame } from "./wal-frame.ts";
 
 /** Records with payloads of 0 to 20 bytes: every amount of padding occurs. */

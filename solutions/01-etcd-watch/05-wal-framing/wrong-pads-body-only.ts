@@ -6,7 +6,7 @@ import {
   FRAME_HEADER_BYTES,
   MAX_BODY_BYTES,
   type WALRecord,
-} from "../../../code/store/wal-record.ts";
+} from "../../../code/store/wal/record.ts";
 
 /** Zero bytes after the body. */
 function padding(bodyBytes: number): number {
