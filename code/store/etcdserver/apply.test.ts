@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Compare, RequestOp, TxnResponse } from "../etcdserverpb/rpc.ts";
 import { ErrLeaseNotFound, Lessor } from "../lease/lessor.ts";
-import { ErrCompacted, ErrFutureRev, KVStore } from "../mvcc/kvstore.ts";
+import { KVStore } from "../mvcc/kvstore.ts";
+import { ErrCompacted, ErrFutureRev } from "../mvcc/kvstore-txn.ts";
+import type { KeyValue } from "../mvccpb/kv.ts";
 import { toBytes, toText } from "../pkg/bytes.ts";
 import { FakeClock } from "../pkg/clock.ts";
-import { applyRange, ErrKeyNotFound } from "./apply.ts";
+import { applyDeleteRange, applyPut, applyRange, applyTxn, ErrKeyNotFound } from "./apply.ts";
 
 const b = toBytes;
 const zero = new Uint8Array([0]);
@@ -29,7 +31,7 @@ function store(): KVStore {
 }
 
 function holds(s: KVStore, c: Compare): boolean {
-  return ok(s.txn({ compare: [c] })).succeeded;
+  return ok(applyTxn(s, { compare: [c] })).succeeded;
 }
 
 describe("txn compares", () => {
@@ -81,7 +83,7 @@ describe("txn compares", () => {
   it("all compares must hold (AND)", () => {
     const s = store();
     const r = ok(
-      s.txn({
+      applyTxn(s, {
         compare: [
           { key: b("a"), target: "VERSION", result: "EQUAL", version: 2 },
           { key: b("b"), target: "VALUE", result: "EQUAL", value: b("nope") },
@@ -96,7 +98,7 @@ describe("txn ops", () => {
   it("runs success or failure atomically at one revision", () => {
     const s = store();
     const r = ok(
-      s.txn({
+      applyTxn(s, {
         compare: [{ key: b("a"), target: "MOD", result: "EQUAL", modRevision: 3 }],
         success: [put("a", "3"), put("c", "1"), del("b"), get("a", zero)],
         failure: [put("never", "x")],
@@ -117,7 +119,7 @@ describe("txn ops", () => {
   it("the failure branch runs when a compare fails (compare-and-swap)", () => {
     const s = store();
     const r = ok(
-      s.txn({
+      applyTxn(s, {
         compare: [{ key: b("a"), target: "MOD", result: "EQUAL", modRevision: 2 }],
         success: [put("a", "lost update")],
         failure: [get("a")],
@@ -131,16 +133,16 @@ describe("txn ops", () => {
 
   it("an empty txn and a read-only txn do not bump the revision", () => {
     const s = store();
-    expect(ok(s.txn({})).header.revision).toBe(4);
-    expect(ok(s.txn({ success: [get("a")] })).header.revision).toBe(4);
-    expect(ok(s.txn({ success: [del("nothing")] })).header.revision).toBe(4);
+    expect(ok(applyTxn(s, {})).header.revision).toBe(4);
+    expect(ok(applyTxn(s, { success: [get("a")] })).header.revision).toBe(4);
+    expect(ok(applyTxn(s, { success: [del("nothing")] })).header.revision).toBe(4);
     expect(s.rev()).toBe(4);
   });
 
   it("nested txns choose their branch from the state before the outer txn ran", () => {
     const s = store();
     const r = ok(
-      s.txn({
+      applyTxn(s, {
         success: [
           put("a", "changed"),
           {
@@ -163,21 +165,21 @@ describe("txn ops", () => {
 
   it("checks everything before writing anything", () => {
     const s = store();
-    expect(s.txn({ success: [put("c", "1"), put("d", "1", 99)] })).toBe(ErrLeaseNotFound);
-    expect(s.txn({ success: [put("c", "1"), { requestPut: { key: b("zz"), ignoreValue: true } }] })).toBe(
-      ErrKeyNotFound,
-    );
-    expect(s.txn({ success: [put("c", "1"), { requestRange: { key: b("a"), revision: 5 } }] })).toBe(
+    expect(applyTxn(s, { success: [put("c", "1"), put("d", "1", 99)] })).toBe(ErrLeaseNotFound);
+    expect(
+      applyTxn(s, { success: [put("c", "1"), { requestPut: { key: b("zz"), ignoreValue: true } }] }),
+    ).toBe(ErrKeyNotFound);
+    expect(applyTxn(s, { success: [put("c", "1"), { requestRange: { key: b("a"), revision: 5 } }] })).toBe(
       ErrFutureRev,
     );
     ok(s.compact(3));
-    expect(s.txn({ success: [put("c", "1"), { requestRange: { key: b("a"), revision: 2 } }] })).toBe(
+    expect(applyTxn(s, { success: [put("c", "1"), { requestRange: { key: b("a"), revision: 2 } }] })).toBe(
       ErrCompacted,
     );
     expect(ok(s.range(b("c"))).kvs).toEqual([]);
     expect(s.rev()).toBe(4);
     // only the branch that runs is checked
-    expect(ok(s.txn({ success: [get("a")], failure: [put("d", "1", 99)] })).succeeded).toBe(true);
+    expect(ok(applyTxn(s, { success: [get("a")], failure: [put("d", "1", 99)] })).succeeded).toBe(true);
   });
 
   it("refuses a put keeping the value or lease of a key an earlier delete of the txn removes", () => {
@@ -189,11 +191,11 @@ describe("txn ops", () => {
     const keepValue = { requestPut: { key: b("b"), ignoreValue: true } };
     const keepLease = { requestPut: { key: b("b"), value: b("x"), ignoreLease: true } };
     const fromA = { requestDeleteRange: { key: b("a"), rangeEnd: new Uint8Array([0]) } };
-    expect(s.txn({ success: [put("c", "1"), fromA, keepValue] })).toBe(ErrKeyNotFound);
-    expect(s.txn({ success: [fromA, { requestTxn: { success: [keepLease] } }] })).toBe(ErrKeyNotFound);
+    expect(applyTxn(s, { success: [put("c", "1"), fromA, keepValue] })).toBe(ErrKeyNotFound);
+    expect(applyTxn(s, { success: [fromA, { requestTxn: { success: [keepLease] } }] })).toBe(ErrKeyNotFound);
     expect(s.rev()).toBe(before);
     // the delete *after* the put is fine, and the store still takes writes
-    expect(ok(s.txn({ success: [keepValue, fromA] })).succeeded).toBe(true);
+    expect(ok(applyTxn(s, { success: [keepValue, fromA] })).succeeded).toBe(true);
     expect(s.rev()).toBe(before + 1);
     ok(s.put(b("z"), b("1")));
   });
@@ -265,5 +267,61 @@ describe("applyRange (Range request options)", () => {
     expect(k.kvs.every((kv) => kv.value.length === 0)).toBe(true);
     const c = ok(applyRange(s.read(), { key: b("k"), rangeEnd: b("l"), countOnly: true }));
     expect(c).toMatchObject({ kvs: [], count: 3, more: false });
+  });
+});
+
+// Moved here from the store's tests when the store stopped knowing requests: prev_kv,
+// ignore_value and ignore_lease are what a Put request means (apply.go), not what mvcc does.
+describe("Put and DeleteRange request options", () => {
+  const summary = (kv: KeyValue) => ({
+    key: toText(kv.key),
+    value: toText(kv.value),
+    create: kv.createRevision,
+    mod: kv.modRevision,
+    version: kv.version,
+  });
+
+  it("prevKv returns the key before the put", () => {
+    const s = new KVStore();
+    expect(ok(applyPut(s, undefined, { key: b("k"), value: b("1"), prevKv: true })).prevKv).toBeUndefined();
+    const r = ok(applyPut(s, undefined, { key: b("k"), value: b("2"), prevKv: true }));
+    expect(summary(r.prevKv!)).toEqual({ key: "k", value: "1", create: 2, mod: 2, version: 1 });
+  });
+
+  it("ignoreValue keeps the value, ignoreLease keeps the lease; both need the key", () => {
+    const clock = new FakeClock();
+    const lessor = new Lessor({ clock });
+    const s = new KVStore({ lessor });
+    const lease = ok(lessor.grant(7, 60));
+    expect(applyPut(s, undefined, { key: b("k"), value: new Uint8Array(), ignoreValue: true })).toBe(
+      ErrKeyNotFound,
+    );
+    expect(applyPut(s, undefined, { key: b("k"), value: b("v"), ignoreLease: true })).toBe(ErrKeyNotFound);
+    expect(s.rev()).toBe(1);
+    ok(applyPut(s, undefined, { key: b("k"), value: b("v"), lease: lease.id }));
+    ok(
+      applyPut(s, undefined, { key: b("k"), value: new Uint8Array(), ignoreValue: true, ignoreLease: true }),
+    );
+    const kv = ok(s.range(b("k"))).kvs[0];
+    expect([toText(kv.value), kv.lease, kv.version]).toEqual(["v", 7, 2]);
+    ok(applyPut(s, undefined, { key: b("k"), value: b("w"), ignoreValue: false, ignoreLease: false }));
+    expect(ok(s.range(b("k"))).kvs[0].lease).toBe(0);
+    expect(lessor.getLease(b("k"))).toBe(0);
+  });
+
+  it("refuses an unknown lease without writing", () => {
+    const s = new KVStore({ lessor: new Lessor({ clock: new FakeClock() }) });
+    expect(applyPut(s, undefined, { key: b("k"), value: b("v"), lease: 42 })).toBe(ErrLeaseNotFound);
+    expect(s.rev()).toBe(1);
+  });
+
+  it("deleteRange with prevKv returns what it deleted", () => {
+    const s = new KVStore();
+    s.put(b("a"), b("1"));
+    s.put(b("b"), b("2"));
+    const d = ok(applyDeleteRange(s, undefined, { key: b("a"), rangeEnd: zero, prevKv: true }));
+    expect(d.deleted).toBe(2);
+    expect(d.prevKvs.map(summary).map((x) => x.value)).toEqual(["1", "2"]);
+    expect(d.header.revision).toBe(4);
   });
 });

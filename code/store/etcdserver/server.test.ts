@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ErrLeaseNotFound } from "../lease/lessor.ts";
 import { prefixEnd } from "../mvcc/index.ts";
-import { ErrCompacted, ErrFutureRev } from "../mvcc/kvstore.ts";
+import { ErrCompacted, ErrFutureRev } from "../mvcc/kvstore-txn.ts";
 import { toBytes, toText } from "../pkg/bytes.ts";
 import { FakeClock } from "../pkg/clock.ts";
 import type { EtcdError } from "../rpctypes/error.ts";

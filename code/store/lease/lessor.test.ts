@@ -59,14 +59,14 @@ describe("Lessor with the store", () => {
     const { lessor, store } = setup();
     const l1 = ok(lessor.grant(1, 10));
     ok(lessor.grant(2, 10));
-    ok(store.put(b("k"), b("v"), { lease: 1 }));
+    ok(store.put(b("k"), b("v"), 1));
     expect(lessor.getLease(b("k"))).toBe(1);
-    ok(store.put(b("k"), b("v"), { lease: 2 }));
+    ok(store.put(b("k"), b("v"), 2));
     expect(lessor.getLease(b("k"))).toBe(2);
     expect(l1.keys()).toEqual([]);
     ok(store.put(b("k"), b("v")));
     expect(lessor.getLease(b("k"))).toBe(0);
-    ok(store.put(b("k"), b("v"), { lease: 2 }));
+    ok(store.put(b("k"), b("v"), 2));
     ok(store.deleteRange(b("k")));
     expect(lessor.getLease(b("k"))).toBe(0);
     expect(ok(lessor.timeToLive(2, { keys: true })).keys).toEqual([]);
@@ -75,8 +75,8 @@ describe("Lessor with the store", () => {
   it("revoke deletes all the lease's keys in one revision", () => {
     const { lessor, store } = setup();
     ok(lessor.grant(7, 10));
-    ok(store.put(b("b"), b("1"), { lease: 7 }));
-    ok(store.put(b("a"), b("1"), { lease: 7 }));
+    ok(store.put(b("b"), b("1"), 7));
+    ok(store.put(b("a"), b("1"), 7));
     ok(store.put(b("other"), b("1")));
     const rev = store.rev();
     expect(lessor.revoke(7)).toBeUndefined();
@@ -103,8 +103,8 @@ describe("Lessor with the store", () => {
   it("expires on the clock: keys are deleted and a watcher sees the DELETEs in one response", () => {
     const { clock, lessor, store } = setup();
     ok(lessor.grant(7, 5));
-    ok(store.put(b("node/a"), b("alive"), { lease: 7 }));
-    ok(store.put(b("node/b"), b("alive"), { lease: 7 }));
+    ok(store.put(b("node/a"), b("alive"), 7));
+    ok(store.put(b("node/b"), b("alive"), 7));
     const stream = store.newWatchStream();
     ok(stream.watch({ key: b("node/"), rangeEnd: b("node0") }));
     stream.drain();
@@ -126,7 +126,7 @@ describe("Lessor with the store", () => {
   it("keepAlive (renew) restarts the full TTL", () => {
     const { clock, lessor, store } = setup();
     ok(lessor.grant(7, 5));
-    ok(store.put(b("k"), b("v"), { lease: 7 }));
+    ok(store.put(b("k"), b("v"), 7));
     for (let i = 0; i < 10; i++) {
       clock.advance(3_000);
       expect(lessor.renew(7)).toBe(5);
@@ -142,7 +142,7 @@ describe("Lessor with the store", () => {
     const lessor = new Lessor({ clock, revokeInterval: 60_000 }); // the loop will not get there first
     const store = new WatchableStore({ clock, lessor });
     ok(lessor.grant(7, 5));
-    ok(store.put(b("k"), b("v"), { lease: 7 }));
+    ok(store.put(b("k"), b("v"), 7));
     clock.advance(5_000);
     expect(lessor.renew(7)).toBe(ErrLeaseNotFound);
     expect(liveKeys(store)).toEqual([]);
@@ -152,8 +152,8 @@ describe("Lessor with the store", () => {
     const { clock, lessor, store } = setup();
     ok(lessor.grant(1, 60));
     ok(lessor.grant(2, 10));
-    ok(store.put(b("y"), b("v"), { lease: 1 }));
-    ok(store.put(b("x"), b("v"), { lease: 1 }));
+    ok(store.put(b("y"), b("v"), 1));
+    ok(store.put(b("x"), b("v"), 1));
     clock.advance(2_500);
     const ttl = ok(lessor.timeToLive(1, { keys: true }));
     expect({ ...ttl, keys: ttl.keys.map(toText) }).toEqual({
@@ -169,7 +169,7 @@ describe("Lessor with the store", () => {
   it("stop() ends the expiry loop", () => {
     const { clock, lessor, store } = setup();
     ok(lessor.grant(7, 2));
-    ok(store.put(b("k"), b("v"), { lease: 7 }));
+    ok(store.put(b("k"), b("v"), 7));
     lessor.stop();
     clock.advance(10_000);
     expect(liveKeys(store)).toEqual(["k"]);

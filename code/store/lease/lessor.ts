@@ -17,13 +17,12 @@
  * - expiry runs on the injected clock: the expiry loop checks every 500 ms (as etcd's runLoop)
  *   and revokes expired leases, at most `revokeLimit` per check.
  *
- * @upstream etcd-io/etcd server/lease/lessor.go (lessor, Lease, Grant, Revoke, Renew, revokeExpiredLeases)
+ * @upstream etcd-io/etcd server/lease/lessor.go (lessor, Lease, RangeDeleter, TxnDelete, Grant, Revoke, Renew, revokeExpiredLeases)
  * @upstream etcd-io/etcd server/etcdserver/v3_server.go (LeaseGrant's id choice, LeaseTimeToLive)
  * @upstream etcd-io/etcd pkg/idutil/id.go (Generator)
  * @chapter 01-etcd-watch
  */
 
-import type { StoreLessor, TxnDelete } from "../mvcc/kvstore.ts";
 import { compareBytes, mapKey } from "../pkg/bytes.ts";
 import { type Clock, realClock, type Timer } from "../pkg/clock.ts";
 import { EtcdError } from "../rpctypes/error.ts";
@@ -83,13 +82,33 @@ export interface TimeToLive {
   keys: Uint8Array[];
 }
 
-export class Lessor implements StoreLessor {
+// #region range-deleter
+/** What the lessor changed in a write transaction: a lease granted, or a lease revoked. */
+export type LeaseChange = { kind: "grant"; id: number; ttl: number } | { kind: "revoke"; id: number };
+
+/**
+ * A write transaction that may only delete: what the lessor gets to revoke a lease's keys. It
+ * carries the lessor's own change (`leaseChange`), which commits with it. The store's TxnWrite
+ * is one; the lessor knows only this much of it, so leases do not depend on the store (etcd
+ * defines TxnDelete here for the same reason: mvcc imports lease, not the other way round).
+ */
+export interface TxnDelete {
+  deleteRange(key: Uint8Array, rangeEnd: Uint8Array | undefined): { deleted: number; rev: number };
+  leaseChange?: LeaseChange;
+  end(): void;
+}
+
+/** Opens a TxnDelete: the store hands the lessor one, so expiry goes through normal writes. */
+export type RangeDeleter = () => TxnDelete;
+// #endregion range-deleter
+
+export class Lessor {
   readonly minLeaseTTL: number;
   private readonly clock: Clock;
   private readonly leaseMap = new Map<number, Lease>();
   /** key (as mapKey) → lease id; see the invariants. */
   private readonly itemMap = new Map<string, number>();
-  private rangeDeleter?: () => TxnDelete;
+  private rangeDeleter?: RangeDeleter;
   private readonly revokeInterval: number;
   private readonly revokeLimit: number;
   private timer?: Timer;
@@ -103,7 +122,7 @@ export class Lessor implements StoreLessor {
     this.scheduleExpiryCheck();
   }
 
-  setRangeDeleter(rd: () => TxnDelete): void {
+  setRangeDeleter(rd: RangeDeleter): void {
     this.rangeDeleter = rd;
   }
 
@@ -154,7 +173,7 @@ export class Lessor implements StoreLessor {
     const lease = this.leaseMap.get(id);
     if (!lease) return ErrLeaseNotFound;
     const txn = this.rangeDeleter?.();
-    // Each delete detaches its key (kvstore-txn.ts), so the lease must still exist meanwhile.
+    // Each delete detaches its key (mvcc/kvstore-txn.ts), so the lease must still exist meanwhile.
     for (const key of lease.keys()) txn?.deleteRange(key, undefined);
     this.leaseMap.delete(id);
     // The lease goes in the same commit as its keys. etcd: "lease deletion needs to be in the same

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toBytes, toText } from "../pkg/bytes.ts";
-import { ErrCompacted, ErrFutureRev, KVStore } from "./kvstore.ts";
+import { KVStore } from "./kvstore.ts";
+import { ErrCompacted, ErrFutureRev } from "./kvstore-txn.ts";
 
 const b = toBytes;
 const zero = new Uint8Array([0]);

@@ -21,11 +21,14 @@
  * @chapter 01-etcd-watch
  */
 
-import type { KeyValue, RangeOptions, RangeResult } from "../mvccpb/kv.ts";
+import type { LeaseChange, Lessor } from "../lease/lessor.ts";
+import type { KeyValue } from "../mvccpb/kv.ts";
 import { tombstoneKeyValue } from "../mvccpb/kv.ts";
 import { copyBytes } from "../pkg/bytes.ts";
 import { EtcdError, panic } from "../rpctypes/error.ts";
-import type { KVStore } from "./kvstore.ts";
+import type { Backend } from "./backend.ts";
+import type { TreeIndex } from "./index.ts";
+import type { RangeOptions, RangeResult } from "./kv.ts";
 import { revision } from "./revision.ts";
 
 export const ErrCompacted = new EtcdError(
@@ -39,10 +42,24 @@ export const ErrFutureRev = new EtcdError(
   "etcdserver: mvcc: required revision is a future revision",
 );
 
+/**
+ * What a transaction reaches into its store for (the KVStore of kvstore.ts; in etcd the txns hold
+ * the `*store` itself): the index, the backend, the lessor, the compaction revision, and the
+ * commit at the end of a write.
+ */
+export interface TxnStore {
+  readonly index: TreeIndex;
+  readonly backend: Backend;
+  readonly lessor?: Lessor;
+  compactRev(): number;
+  /** Called by TxnWrite.end(): the store commits the transaction's changes. */
+  finishWrite(txn: TxnWrite): void;
+}
+
 /** A read-only view of the store at the revision current when it was opened. */
 export class TxnRead {
   constructor(
-    protected readonly store: KVStore,
+    protected readonly store: TxnStore,
     /** The compaction revision when opened: reads below it fail. */
     readonly firstRev: number,
     private readonly openedAt: number,
@@ -90,15 +107,12 @@ export class TxnRead {
   // #endregion range-keys
 }
 
-/** What the lessor changed in a write transaction: a lease granted, or a lease revoked. */
-export type LeaseChange = { kind: "grant"; id: number; ttl: number } | { kind: "revoke"; id: number };
-
 /** A write transaction: every change it makes is stored at revision beginRev + 1. */
 export class TxnWrite extends TxnRead {
   /** The changes so far, in order; see the invariants in the header. */
   readonly changes: KeyValue[] = [];
   /**
-   * Set by the lessor (lease.ts) when this transaction grants or revokes a lease. The lease
+   * Set by the lessor (lease/lessor.ts) when this transaction grants or revokes a lease. The lease
    * change commits together with the key changes — for a revoke, the deletion of the lease's
    * keys — so a durable store logs both in one record, and a crash keeps both or neither.
    */
@@ -106,7 +120,7 @@ export class TxnWrite extends TxnRead {
   private ended = false;
 
   constructor(
-    store: KVStore,
+    store: TxnStore,
     /** The store's revision when the transaction began; it writes at beginRev + 1. */
     readonly beginRev: number,
   ) {

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { ErrKeyNotFound } from "../etcdserver/apply.ts";
-import { ErrLeaseNotFound, Lessor } from "../lease/lessor.ts";
-import type { KeyValue, RangeResult } from "../mvccpb/kv.ts";
+import { Lessor } from "../lease/lessor.ts";
+import type { KeyValue } from "../mvccpb/kv.ts";
 import { toBytes, toText } from "../pkg/bytes.ts";
 import { FakeClock } from "../pkg/clock.ts";
 import { Panic } from "../rpctypes/error.ts";
 import { prefixEnd } from "./index.ts";
-import { ErrCompacted, ErrFutureRev, KVStore } from "./kvstore.ts";
+import type { RangeResult } from "./kv.ts";
+import { KVStore } from "./kvstore.ts";
+import { ErrCompacted, ErrFutureRev } from "./kvstore-txn.ts";
 
 const b = toBytes;
 const zero = new Uint8Array([0]);
@@ -35,8 +36,8 @@ describe("KVStore revisions", () => {
   it("starts at revision 1; each write takes the next revision", () => {
     const s = new KVStore();
     expect(s.rev()).toBe(1);
-    expect(ok(s.put(b("a"), b("1"))).rev).toBe(2);
-    expect(ok(s.put(b("b"), b("1"))).rev).toBe(3);
+    expect(s.put(b("a"), b("1"))).toBe(2);
+    expect(s.put(b("b"), b("1"))).toBe(3);
     expect(s.rev()).toBe(3);
   });
 
@@ -45,7 +46,7 @@ describe("KVStore revisions", () => {
     s.put(b("k"), b("v1")); // 2
     s.put(b("k"), b("v2")); // 3
     expect(get(s, "k")).toEqual({ key: "k", value: "v2", create: 2, mod: 3, version: 2 });
-    expect(ok(s.deleteRange(b("k"))).rev).toBe(4);
+    expect(s.deleteRange(b("k")).rev).toBe(4);
     expect(get(s, "k")).toBeUndefined();
     s.put(b("k"), b("v3")); // 5: a new generation
     expect(get(s, "k")).toEqual({ key: "k", value: "v3", create: 5, mod: 5, version: 1 });
@@ -58,8 +59,8 @@ describe("KVStore revisions", () => {
   it("deleting nothing takes no revision", () => {
     const s = new KVStore();
     s.put(b("a"), b("1"));
-    const d = ok(s.deleteRange(b("zzz")));
-    expect(d).toEqual({ deleted: 0, rev: 2, prevKvs: [] });
+    const d = s.deleteRange(b("zzz"));
+    expect(d).toEqual({ deleted: 0, rev: 2 });
     expect(s.rev()).toBe(2);
   });
 
@@ -162,37 +163,7 @@ describe("KVStore range", () => {
   });
 });
 
-describe("KVStore put options", () => {
-  it("prevKv returns the key before the put", () => {
-    const s = new KVStore();
-    expect(ok(s.put(b("k"), b("1"), { prevKv: true })).prevKv).toBeUndefined();
-    const r = ok(s.put(b("k"), b("2"), { prevKv: true }));
-    expect(summary(r.prevKv!)).toEqual({ key: "k", value: "1", create: 2, mod: 2, version: 1 });
-  });
-
-  it("ignoreValue keeps the value, ignoreLease keeps the lease; both need the key", () => {
-    const clock = new FakeClock();
-    const lessor = new Lessor({ clock });
-    const s = new KVStore({ lessor });
-    const lease = ok(lessor.grant(7, 60));
-    expect(s.put(b("k"), new Uint8Array(), { ignoreValue: true })).toBe(ErrKeyNotFound);
-    expect(s.put(b("k"), b("v"), { ignoreLease: true })).toBe(ErrKeyNotFound);
-    expect(s.rev()).toBe(1);
-    s.put(b("k"), b("v"), { lease: lease.id });
-    s.put(b("k"), new Uint8Array(), { ignoreValue: true, ignoreLease: true });
-    const kv = ok(s.range(b("k"))).kvs[0];
-    expect([toText(kv.value), kv.lease, kv.version]).toEqual(["v", 7, 2]);
-    s.put(b("k"), b("w"), { ignoreValue: false, ignoreLease: false });
-    expect(ok(s.range(b("k"))).kvs[0].lease).toBe(0);
-    expect(lessor.getLease(b("k"))).toBe(0);
-  });
-
-  it("refuses an unknown lease without writing", () => {
-    const s = new KVStore({ lessor: new Lessor({ clock: new FakeClock() }) });
-    expect(s.put(b("k"), b("v"), { lease: 42 })).toBe(ErrLeaseNotFound);
-    expect(s.rev()).toBe(1);
-  });
-
+describe("KVStore writes", () => {
   it("stores a copy of the caller's bytes", () => {
     const s = new KVStore();
     const key = b("k");
@@ -201,16 +172,6 @@ describe("KVStore put options", () => {
     key[0] = 0x78;
     value[0] = 0x78;
     expect(get(s, "k")?.value).toBe("v");
-  });
-
-  it("deleteRange with prevKv returns what it deleted", () => {
-    const s = new KVStore();
-    s.put(b("a"), b("1"));
-    s.put(b("b"), b("2"));
-    const d = ok(s.deleteRange(b("a"), zero, { prevKv: true }));
-    expect(d.deleted).toBe(2);
-    expect(d.prevKvs.map(summary).map((x) => x.value)).toEqual(["1", "2"]);
-    expect(d.rev).toBe(4);
   });
 });
 
@@ -221,7 +182,7 @@ describe("KVStore restore", () => {
     const s = new KVStore({ lessor });
     ok(lessor.grant(5, 60));
     s.put(b("a"), b("1"));
-    s.put(b("a"), b("2"), { lease: 5 });
+    s.put(b("a"), b("2"), 5);
     s.put(b("b"), b("1"));
     s.deleteRange(b("b"));
     s.put(b("c"), b("1"));
@@ -239,7 +200,7 @@ describe("KVStore restore", () => {
     expect(r.range(b("a"), zero, { rev: 3 })).toBe(ErrCompacted);
     expect(lessor2.getLease(b("a"))).toBe(5);
     // writes continue from the restored revision, versions included
-    expect(ok(r.put(b("a"), b("3"))).rev).toBe(7);
+    expect(r.put(b("a"), b("3"))).toBe(7);
     expect(get(r, "a")).toEqual({ key: "a", value: "3", create: 2, mod: 7, version: 3 });
   });
 });

@@ -8,7 +8,7 @@
  *   a new revision (backend.ts) and the index (index.ts) finds the right one for any revision;
  * - several changes must land atomically (a txn): they share one revision (kvstore-txn.ts);
  * - history cannot grow forever: compact(rev) drops what only reads before rev needed;
- * - with a commit log (storage.ts), nobody may see a write that a crash could still lose: a
+ * - with a commit log (wal/storage.ts), nobody may see a write that a crash could still lose: a
  *   commit is *published* — made the current revision, read, sent to watchers — only once the
  *   log has it on disk. Writes meanwhile build on the newest, unpublished state (`headRev`), so
  *   they keep their order and never wait for the disk themselves.
@@ -24,6 +24,10 @@
  * - every revision the index points at is in the backend, and the backend holds nothing newer
  *   than headRev once a write transaction has ended.
  *
+ * The store knows nothing of etcd's requests: what a Put's prev_kv or a Txn's compares mean is
+ * etcdserver/apply.ts, which drives the store's read and write transactions — as etcd's apply.go
+ * drives mvcc's TxnRead and TxnWrite.
+ *
  * Threading: JavaScript runs one thing at a time, so where etcd takes locks we only need to check
  * that no two write transactions are open at once.
  *
@@ -31,29 +35,17 @@
  * @upstream etcd-io/etcd server/mvcc/kv_view.go (readView, writeView)
  * @chapter 01-etcd-watch
  */
-import { applyDeleteRange, applyPut, applyTxn } from "../etcdserver/apply.ts";
-import type { TxnRequest, TxnResponse } from "../etcdserverpb/rpc.ts";
-import type { KeyValue, RangeOptions, RangeResult } from "../mvccpb/kv.ts";
+import type { Lessor } from "../lease/lessor.ts";
+import type { KeyValue } from "../mvccpb/kv.ts";
 import { mapKey } from "../pkg/bytes.ts";
 import { type EtcdError, panic } from "../rpctypes/error.ts";
 import { Backend, type BackendRecord } from "./backend.ts";
 import { TreeIndex } from "./index.ts";
 import { KeyIndex } from "./key-index.ts";
+import type { RangeOptions, RangeResult } from "./kv.ts";
 import { type CompactionResult, scheduleCompaction } from "./kvstore-compaction.ts";
-import { ErrCompacted, ErrFutureRev, type LeaseChange, TxnRead, TxnWrite } from "./kvstore-txn.ts";
+import { ErrCompacted, ErrFutureRev, TxnRead, type TxnStore, TxnWrite } from "./kvstore-txn.ts";
 import { revision } from "./revision.ts";
-
-export { ErrCompacted, ErrFutureRev } from "./kvstore-txn.ts";
-
-/**
- * A write transaction that may only delete: what the lessor gets to revoke a lease's keys. It
- * carries the lessor's own change (`leaseChange`), which commits with it.
- */
-export interface TxnDelete {
-  deleteRange(key: Uint8Array, rangeEnd: Uint8Array | undefined): { deleted: number; rev: number };
-  leaseChange?: LeaseChange;
-  end(): void;
-}
 
 // #region commit-log
 /**
@@ -67,7 +59,7 @@ export type Commit =
   | { type: "leaseRevoke"; rev: number; id: number; changes: readonly KeyValue[] }
   | { type: "compaction"; rev: number; compactRev: number };
 
-/** Where a durable store sends its commits (storage.ts writes them to the WAL). */
+/** Where a durable store sends its commits (wal/storage.ts writes them to the WAL). */
 export interface CommitLog {
   /**
    * Called at the moment of each commit, in commit order, so that the log's order is the
@@ -78,32 +70,15 @@ export interface CommitLog {
 }
 // #endregion commit-log
 
-/** What the store needs from the lessor (lease.ts): which key belongs to which lease. */
-export interface StoreLessor {
-  getLease(key: Uint8Array): number;
-  attach(id: number, key: Uint8Array): EtcdError | undefined;
-  detach(id: number, key: Uint8Array): EtcdError | undefined;
-  /** Whether the lease exists (puts with an unknown lease are refused before writing). */
-  lookup(id: number): object | undefined;
-  /** The store hands the lessor a way to delete keys, so expiry goes through normal writes. */
-  setRangeDeleter(rd: () => TxnDelete): void;
-}
-
 export interface KVStoreOptions {
-  lessor?: StoreLessor;
+  /** Which key belongs to which lease; the store keeps it up to date as keys are put and deleted. */
+  lessor?: Lessor;
 }
 
-export interface PutOptions {
-  lease?: number;
-  prevKv?: boolean;
-  ignoreValue?: boolean;
-  ignoreLease?: boolean;
-}
-
-export class KVStore {
+export class KVStore implements TxnStore {
   index = new TreeIndex();
   backend = new Backend();
-  readonly lessor?: StoreLessor;
+  readonly lessor?: Lessor;
 
   protected currentRev = 1;
   protected headRev = 1;
@@ -195,31 +170,23 @@ export class KVStore {
     return this.read().range(key, rangeEnd, opts);
   }
 
-  /** Puts one key. `rev` is the revision of the put; `prevKv` the key before it, if asked for. */
-  put(
-    key: Uint8Array,
-    value: Uint8Array,
-    opts: PutOptions = {},
-  ): { rev: number; prevKv?: KeyValue } | EtcdError {
-    const resp = applyPut(this, undefined, { key, value, ...opts });
-    if (resp instanceof Error) return resp;
-    return { rev: resp.header.revision, prevKv: resp.prevKv };
+  /**
+   * Puts one key in a write transaction of its own; returns the revision of the put. The lease
+   * must exist (a request for an unknown lease is refused above the store, in apply.ts).
+   */
+  put(key: Uint8Array, value: Uint8Array, lease = 0): number {
+    const txn = this.write();
+    const rev = txn.put(key, value, lease);
+    txn.end();
+    return rev;
   }
 
-  /** Deletes every key in the range; `deleted` counts them. Deleting nothing takes no revision. */
-  deleteRange(
-    key: Uint8Array,
-    rangeEnd?: Uint8Array,
-    opts: { prevKv?: boolean } = {},
-  ): { deleted: number; rev: number; prevKvs: KeyValue[] } | EtcdError {
-    const resp = applyDeleteRange(this, undefined, { key, rangeEnd, prevKv: opts.prevKv });
-    if (resp instanceof Error) return resp;
-    return { deleted: resp.deleted, rev: resp.header.revision, prevKvs: resp.prevKvs };
-  }
-
-  /** If every compare holds, runs `success`, else `failure` — atomically, at one revision. */
-  txn(req: TxnRequest): TxnResponse | EtcdError {
-    return applyTxn(this, req);
+  /** Deletes every key in the range, in a write transaction of its own. Deleting nothing takes no revision. */
+  deleteRange(key: Uint8Array, rangeEnd?: Uint8Array): { deleted: number; rev: number } {
+    const txn = this.write();
+    const result = txn.deleteRange(key, rangeEnd);
+    txn.end();
+    return result;
   }
   // #endregion kv-api
 

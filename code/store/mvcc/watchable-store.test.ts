@@ -56,7 +56,7 @@ describe("WatchableStore: live watchers", () => {
 
   it("a DELETE event carries only the key and the deletion's revision", () => {
     const { store } = setup();
-    store.put(b("k"), b("v"), { lease: 0 });
+    store.put(b("k"), b("v"), 0);
     const s = store.newWatchStream();
     s.watch({ key: b("k") });
     store.deleteRange(b("k"));

@@ -34,7 +34,15 @@ import { panic } from "../rpctypes/error.ts";
 import type { BackendRecord } from "./backend.ts";
 import type { KeyRange } from "./index.ts";
 import { KVStore, type KVStoreOptions } from "./kvstore.ts";
-import { type FilterFunc, InvalidWatchID, Watcher, WatchStream, type WatchStreamOptions } from "./watcher.ts";
+import {
+  type FilterFunc,
+  InvalidWatchID,
+  type Watchable,
+  Watcher,
+  type WatchSink,
+  WatchStream,
+  type WatchStreamOptions,
+} from "./watcher.ts";
 import { newWatcherBatch, type WatcherBatch, WatcherGroup, watchBatchMaxRevs } from "./watcher-group.ts";
 
 export interface WatchableStoreOptions extends KVStoreOptions {
@@ -54,7 +62,7 @@ export interface WatchableStoreOptions extends KVStoreOptions {
   newWatcherBatch?: (wg: WatcherGroup, evs: Event[], maxRevs: number) => WatcherBatch;
 }
 
-export class WatchableStore extends KVStore {
+export class WatchableStore extends KVStore implements Watchable {
   readonly synced = new WatcherGroup();
   readonly unsynced = new WatcherGroup();
   /** Batches whose send failed; each watcher in one of them is marked `victim`. */
@@ -90,14 +98,8 @@ export class WatchableStore extends KVStore {
    * Registers a watcher. startRev 0 means "from the next revision"; a start revision in the
    * future waits for it; any other is history, so the watcher starts unsynced.
    */
-  watch(
-    range: KeyRange,
-    startRev: number,
-    id: number,
-    stream: WatchStream,
-    filters: FilterFunc[] = [],
-  ): Watcher {
-    const w = new Watcher(range, startRev, id, stream, filters);
+  watch(range: KeyRange, startRev: number, id: number, sink: WatchSink, filters: FilterFunc[] = []): Watcher {
+    const w = new Watcher(range, startRev, id, sink, filters);
     const synced = startRev > this.currentRev || startRev === 0;
     if (synced) {
       w.minRev = Math.max(this.currentRev + 1, startRev);

@@ -17,7 +17,7 @@
  *   canceled) are never refused, as etcd sends them on a separate control channel.
  *
  * @upstream etcd-io/etcd server/mvcc/watcher.go (WatchStream, watchStream, WatchResponse)
- * @upstream etcd-io/etcd server/mvcc/watchable_store.go (watcher, watcher.send)
+ * @upstream etcd-io/etcd server/mvcc/watchable_store.go (watchable, watcher, watcher.send)
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/watch.go (serverWatchStream: recvLoop, sendLoop)
  * @chapter 01-etcd-watch
  */
@@ -33,8 +33,8 @@ import { compareBytes } from "../pkg/bytes.ts";
 import { type Clock, realClock, type Timer } from "../pkg/clock.ts";
 import { EtcdError } from "../rpctypes/error.ts";
 import { type KeyRange, keyRange } from "./index.ts";
+import type { RangeOptions, RangeResult } from "./kv.ts";
 import { ErrCompacted } from "./kvstore-txn.ts";
-import type { WatchableStore } from "./watchable-store.ts";
 
 export const ErrWatcherNotExist = new EtcdError("InvalidArgument", "mvcc: watcher does not exist");
 export const ErrEmptyWatcherRange = new EtcdError("InvalidArgument", "mvcc: watcher range is empty");
@@ -65,6 +65,27 @@ export interface WatcherResponse {
 export interface WatchSink {
   trySend(r: WatcherResponse): boolean;
 }
+
+// #region watchable
+/**
+ * What a WatchStream needs of the store it watches (etcd's `watchable` interface): register and
+ * cancel watchers, progress notifications, the current revision — plus a read for prev_kv and a
+ * nudge when buffer space frees up. The WatchableStore (watchable-store.ts) is one; the stream
+ * knows only this, so the store can build streams and the streams need not know the store.
+ */
+export interface Watchable {
+  watch(range: KeyRange, startRev: number, id: number, sink: WatchSink, filters: FilterFunc[]): Watcher;
+  cancelWatcher(w: Watcher): void;
+  /** A progress notification for w, if it is caught up. */
+  progress(w: Watcher): boolean;
+  /** One progress notification (watch id -1) if every given watcher is caught up. */
+  progressAll(watchers: Watcher[]): boolean;
+  rev(): number;
+  range(key: Uint8Array, rangeEnd: Uint8Array | undefined, opts: RangeOptions): RangeResult | EtcdError;
+  /** A stream's reader freed buffer space: retry the watchers parked as victims. */
+  kickVictims(): void;
+}
+// #endregion watchable
 
 // #region watcher
 export class Watcher {
@@ -135,7 +156,7 @@ export class WatchStream implements WatchSink {
   private readonly header: (revision: number) => ResponseHeader;
 
   constructor(
-    private readonly store: WatchableStore,
+    private readonly store: Watchable,
     opts: WatchStreamOptions = {},
   ) {
     this.bufferSize = opts.bufferSize ?? 128;

@@ -12,7 +12,6 @@
  * - values handed out are never mutated by the store afterwards; callers must not mutate them.
  *
  * @upstream etcd-io/etcd api/mvccpb/kv.proto (KeyValue, Event)
- * @upstream etcd-io/etcd server/mvcc/kv.go (RangeOptions, RangeResult)
  * @chapter 01-etcd-watch
  */
 
@@ -49,26 +48,3 @@ export function tombstoneKeyValue(key: Uint8Array, modRevision = 0): KeyValue {
 
 /** The zero KeyValue: what a compare on a missing key compares against. */
 export const zeroKeyValue: KeyValue = Object.freeze(tombstoneKeyValue(empty));
-
-/** The options of an mvcc range read. */
-export interface RangeOptions {
-  /** Read at this revision; 0 (or absent) = the current revision. */
-  rev?: number;
-  /** At most this many kvs; 0 (or absent) = no limit. `count` still counts every match. */
-  limit?: number;
-  /** Return only `count`, no kvs. */
-  countOnly?: boolean;
-  /** Return kvs with empty values. */
-  keysOnly?: boolean;
-}
-
-export interface RangeResult {
-  /** Sorted by key. */
-  kvs: KeyValue[];
-  /** Every key in the range at the revision read, whatever the limit. */
-  count: number;
-  /** True when the limit cut kvs short (count > kvs.length). */
-  more: boolean;
-  /** The store's current revision when the read happened (not the revision read at). */
-  rev: number;
-}

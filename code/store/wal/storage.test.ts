@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Answer, EtcdServer } from "../etcdserver/server.ts";
 import type { RequestOp } from "../etcdserverpb/rpc.ts";
-import { ErrCompacted } from "../mvcc/kvstore.ts";
+import { ErrCompacted } from "../mvcc/kvstore-txn.ts";
 import type { Event, KeyValue } from "../mvccpb/kv.ts";
 import { toBytes, toText } from "../pkg/bytes.ts";
 import { FakeClock } from "../pkg/clock.ts";

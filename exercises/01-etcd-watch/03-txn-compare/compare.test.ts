@@ -184,7 +184,7 @@ describe("applyCompare inside the real store's txn", () => {
   it("compares a key's lease: 0 without one", () => {
     const { store, lessor } = setup();
     const lease = ok(lessor.grant(7, 60));
-    ok(store.put(b("leased"), b("x"), { lease: lease.id }));
+    ok(store.put(b("leased"), b("x"), lease.id));
     ok(store.put(b("plain"), b("x")));
     expect(holds(store, { key: b("leased"), target: "LEASE", result: "EQUAL", lease: 7 })).toBe(true);
     expect(holds(store, { key: b("plain"), target: "LEASE", result: "EQUAL", lease: 0 })).toBe(true);
