@@ -37,8 +37,9 @@ import type { WatchStream } from "../../code/store/mvcc/watcher.ts";
 import type { Event, KeyValue } from "../../code/store/mvccpb/kv.ts";
 import { toBytes, toText } from "../../code/store/pkg/bytes.ts";
 import { EtcdError } from "../../code/store/rpctypes/error.ts";
+import { WALError } from "../../code/store/wal/errors.ts";
 import { encodeFrame } from "../../code/store/wal/record.ts";
-import { WAL, WALError } from "../../code/store/wal/wal.ts";
+import { WAL } from "../../code/store/wal/wal.ts";
 
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);

@@ -33,47 +33,13 @@
  * entries, hard state, metadata and snapshot markers; the crc lives inside that protobuf; and the
  * chain continues across segments (each new segment opens with a crcType record carrying the
  * previous segment's last crc). We frame only store transactions, keep the crc outside the body,
- * and restart the chain at 0 in each segment. Go has crc32.Castagnoli built in; Node 20 has no
- * CRC-32C, so we compute it with a 256-entry table below.
+ * and restart the chain at 0 in each segment. The checksum is CRC-32C (pkg/crc.ts).
  *
  * @upstream etcd-io/etcd server/wal/encoder.go (encoder, encodeFrameSize)
  * @upstream etcd-io/etcd server/wal/decoder.go (decoder, decodeFrameSize)
- * @upstream etcd-io/etcd pkg/crc/crc.go (New)
  * @chapter 01-etcd-watch
  */
-
-// #region crc32c
-/**
- * CRC-32C (Castagnoli): the checksum etcd uses for WAL records and snapshots. Castagnoli's
- * polynomial detects more error patterns than the older zlib CRC-32 for the same 4 bytes, and
- * CPUs have an instruction for it (we use a lookup table instead; same result).
- */
-const CASTAGNOLI_REVERSED = 0x82f63b78;
-
-const CRC32C_TABLE: Uint32Array = (() => {
-  const table = new Uint32Array(256);
-  for (let byte = 0; byte < 256; byte++) {
-    let crc = byte;
-    for (let bit = 0; bit < 8; bit++) {
-      crc = crc & 1 ? (crc >>> 1) ^ CASTAGNOLI_REVERSED : crc >>> 1;
-    }
-    table[byte] = crc >>> 0;
-  }
-  return table;
-})();
-
-/**
- * Extends a CRC-32C over more bytes. `crc32c(b, crc32c(a))` equals `crc32c(a ++ b)`, which is what
- * lets the WAL chain records: each record's checksum covers, in effect, every body before it.
- */
-export function crc32c(data: Uint8Array, previous = 0): number {
-  let crc = ~previous >>> 0;
-  for (let i = 0; i < data.length; i++) {
-    crc = CRC32C_TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
-  }
-  return ~crc >>> 0;
-}
-// #endregion crc32c
+import { crc32c } from "../pkg/crc.ts";
 
 /** One record as the store sees it: the main revision of a write transaction and its bytes. */
 export interface WALRecord {
@@ -153,7 +119,7 @@ export function encodeFrame(record: WALRecord, previousCrc: number): { bytes: Ui
 // #region decode
 /**
  * What can be wrong with the bytes at an offset. Each has a different meaning at the log's tail
- * (see wal.ts, `classifyDamage`):
+ * (see decoder.ts, `classifyDamage`):
  * - `short-length`: fewer than 8 bytes left — the file ends inside a length field.
  * - `invalid-length`: a full length field that we could not have written.
  * - `short-payload`: a sensible length, but the file ends before the frame does. `storedCrc` is

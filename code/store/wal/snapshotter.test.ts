@@ -3,8 +3,10 @@ import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/pro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { WALError } from "./errors.ts";
 import { decodeSnapshot, encodeSnapshot, SnapError, Snapshotter, snapshotName } from "./snapshotter.ts";
-import { type RecoveredWAL, WAL, WALError, type WALOptions, walName } from "./wal.ts";
+import { walName } from "./util.ts";
+import { type RecoveredWAL, WAL, type WALOptions } from "./wal.ts";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -77,7 +79,7 @@ describe("WAL.saveSnapshot", () => {
     const lines: string[] = [];
     const { dir, wal } = await walWithRevisions(5, { log: (line) => lines.push(line) });
     await wal.saveSnapshot(5, bytes("state@5"));
-    // While the WAL is open, the segment after this one is being prepared beside it (wal.ts).
+    // While the WAL is open, the segment after this one is being prepared beside it (file-pipeline.ts).
     expect((await readdir(dir)).filter((name) => name !== "next.wal.tmp").sort()).toEqual([
       "0000000000000001-0000000000000005.snap",
       "0000000000000001-0000000000000005.wal",

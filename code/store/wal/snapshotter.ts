@@ -35,7 +35,9 @@
 import type { FileHandle } from "node:fs/promises";
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { crc32c } from "./record.ts";
+import { crc32c } from "../pkg/crc.ts";
+import { defaultFsync, type Fsync, fsyncDir } from "../pkg/fileutil.ts";
+import { dataFileName, parseDataFileName } from "./util.ts";
 
 /** The store's state at one revision, as opaque bytes. */
 export interface Snapshot {
@@ -48,14 +50,6 @@ export interface SnapshotFile extends Snapshot {
   seq: number;
   path: string;
 }
-
-/**
- * Makes a file's (or a directory's) contents durable. Injectable so that tests can count calls
- * and see their order; the default is fsync(2).
- */
-export type Fsync = (file: FileHandle, path: string) => Promise<void>;
-
-export const defaultFsync: Fsync = (file) => file.sync();
 
 export type SnapErrorReason = "snap: crc mismatch" | "snap: empty snapshot";
 
@@ -75,45 +69,10 @@ export class SnapError extends Error {
 const SNAP_SUFFIX = ".snap";
 const TEMP_SUFFIX = ".tmp";
 
-/** `<seq>-<revision><suffix>` in 16 hex digits each, as etcd names its files: they sort by name. */
-export function dataFileName(seq: number, revision: number, suffix: string): string {
-  return `${seq.toString(16).padStart(16, "0")}-${revision.toString(16).padStart(16, "0")}${suffix}`;
-}
-
-export function parseDataFileName(
-  name: string,
-  suffix: string,
-): { seq: number; revision: number } | undefined {
-  if (!name.endsWith(suffix)) return undefined;
-  const match = /^([0-9a-f]{16})-([0-9a-f]{16})$/.exec(name.slice(0, -suffix.length));
-  if (!match) return undefined;
-  return { seq: Number.parseInt(match[1], 16), revision: Number.parseInt(match[2], 16) };
-}
-
 export function snapshotName(seq: number, revision: number): string {
   return dataFileName(seq, revision, SNAP_SUFFIX);
 }
 // #endregion file-names
-
-// #region fsync-dir
-/**
- * Makes the directory's list of names durable. fsync on a file covers its contents, not the
- * directory entry that names it: after a power cut, a file created or renamed without this can
- * vanish or come back under its old name. We rely on it twice — a renamed snapshot must be
- * findable before we delete the log it replaces, and a new WAL segment must be findable before
- * we acknowledge writes stored in it.
- */
-export async function fsyncDir(dir: string, fsync: Fsync): Promise<void> {
-  // Windows cannot open a directory as a file; there, NTFS journals the rename itself.
-  if (process.platform === "win32") return;
-  const handle = await open(dir, "r");
-  try {
-    await fsync(handle, dir);
-  } finally {
-    await handle.close();
-  }
-}
-// #endregion fsync-dir
 
 const HEADER_BYTES = 20;
 

@@ -14,7 +14,7 @@
  * - the format will change as the course grows: every payload starts with its version, and a
  *   version this code does not know stops the start instead of being misread.
  *
- * A WAL record (the payload of one frame; wal-record.ts adds the length, checksum and revision).
+ * A WAL record (the payload of one frame; record.ts adds the length, checksum and revision).
  * All integers are little-endian; u64 fields hold values below 2^53 (JavaScript's safe integers):
  *
  *   size  field
@@ -40,7 +40,7 @@
  * needed to redo it — replay recomputes them — but they are kept, so that replay can check that it
  * rebuilt exactly what was committed.
  *
- * A snapshot (the payload of a .snap file; snapshot.ts adds the checksum):
+ * A snapshot (the payload of a .snap file; snapshotter.ts adds the checksum):
  *
  *   1     format version (2)
  *   8     rev

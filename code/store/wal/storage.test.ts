@@ -11,10 +11,11 @@ import { toBytes, toText } from "../pkg/bytes.ts";
 import { FakeClock } from "../pkg/clock.ts";
 import type { Logger } from "../pkg/log.ts";
 import { EtcdError } from "../rpctypes/error.ts";
+import type { WALError } from "./errors.ts";
 import { encodeFrame } from "./record.ts";
 import { StorageError, type StorageOptions } from "./storage.ts";
 import { encodeCommit } from "./storage-format.ts";
-import { WAL, type WALError } from "./wal.ts";
+import { WAL } from "./wal.ts";
 
 const b = toBytes;
 const everything = { key: new Uint8Array([0]), rangeEnd: new Uint8Array([0]) };

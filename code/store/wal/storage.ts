@@ -65,9 +65,12 @@ import type { Lessor } from "../lease/lessor.ts";
 import type { Commit, CommitLog, KVStore } from "../mvcc/kvstore.ts";
 import type { KeyValue } from "../mvccpb/kv.ts";
 import { compareBytes, toText } from "../pkg/bytes.ts";
+import type { Fsync } from "../pkg/fileutil.ts";
 import { type Logger, nopLogger } from "../pkg/log.ts";
 import { EtcdError } from "../rpctypes/error.ts";
-import { type Fsync, SnapError } from "./snapshotter.ts";
+import { WALError } from "./errors.ts";
+import type { WALRecord } from "./record.ts";
+import { SnapError, type Snapshot } from "./snapshotter.ts";
 import {
   decodeCommit,
   decodeState,
@@ -76,7 +79,7 @@ import {
   StorageError,
   type StoreState,
 } from "./storage-format.ts";
-import { type Snapshot, WAL, WALError, type WALRecord } from "./wal.ts";
+import { WAL } from "./wal.ts";
 
 export { StorageError } from "./storage-format.ts";
 

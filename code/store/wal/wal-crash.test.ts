@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { WALError } from "./errors.ts";
 import { SnapError } from "./snapshotter.ts";
 import { payloadFor, snapshotPayloadFor } from "./testdata/crash-writer.ts";
-import { WAL, WALError } from "./wal.ts";
+import { WAL } from "./wal.ts";
 
 const writer = fileURLToPath(new URL("./testdata/crash-writer.ts", import.meta.url));
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));

@@ -3,9 +3,11 @@ import { appendFile, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { WALError } from "./errors.ts";
 import { encodeFrame, FRAME_HEADER_BYTES, MAX_BODY_BYTES, type WALRecord } from "./record.ts";
 import { SnapError } from "./snapshotter.ts";
-import { type RecoveredWAL, WAL, WALError, type WALOptions, walName } from "./wal.ts";
+import { walName } from "./util.ts";
+import { type RecoveredWAL, WAL, type WALOptions } from "./wal.ts";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -46,7 +48,7 @@ function countingFsync() {
     calls: [] as string[],
     gate: undefined as Promise<void> | undefined,
     fsync: async (file: FileHandle, path: string) => {
-      // The next segment, prepared in the background (wal.ts, SegmentPipeline), is not a batch.
+      // The next segment, prepared in the background (file-pipeline.ts, FilePipeline), is not a batch.
       if (path.endsWith("next.wal.tmp")) return file.sync();
       hook.calls.push(path);
       if (hook.gate) await hook.gate;

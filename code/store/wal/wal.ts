@@ -9,11 +9,12 @@
  *   store at about one write per fsync. Group commit: appends that arrive while a write+fsync is
  *   in flight wait together and share the next one;
  * - on start, the store needs its state back: `WAL.open` returns the newest snapshot and every
- *   record after it, in append order; a write torn by the crash is cut off, and damage anywhere
- *   else stops the start with the file and byte offset, instead of silently losing data;
+ *   record after it, in append order (decoder.ts reads them); a write torn by the crash is cut
+ *   off (repair.ts), and damage anywhere else stops the start with the file and byte offset,
+ *   instead of silently losing data;
  * - an fdatasync after appending to a growing file must also commit its new size and blocks,
  *   which roughly doubles its cost: segments are created at their full size (SEGMENT_SIZE_BYTES,
- *   zero-filled), the next one is prepared in the background (SegmentPipeline), and a full
+ *   zero-filled), the next one is prepared in the background (file-pipeline.ts), and a full
  *   segment is cut;
  * - the log must not grow forever: `saveSnapshot` starts a new segment, writes the snapshot, and
  *   deletes the segments and snapshots the new snapshot covers.
@@ -43,48 +44,27 @@
  * its first entry (ours: the revision it continues from, with the snapshot of the same seq beside
  * it when a snapshot cut it). etcd preallocates with fallocate(2); Node has none, so ours writes
  * the zeros. A snapshot is also recorded inside the WAL as a snapshot record. etcd writes
- * through a 4 KiB page-aligned buffer, flocks its files so that a second process cannot open them (ours: a lock file,
- * data-dir-lock.ts), creates a new WAL directory atomically (a `.tmp` directory renamed into
- * place), chains the crc across segments, and deletes old segments in a background purge that
- * keeps 5. Its `Repair` keeps a copy of the damaged file
- * as `.broken`, and it also treats a record containing an all-zero 512-byte sector as torn even
- * when data follows it (`isTornEntry`); we refuse those (see `classifyDamage`). It reads segments
- * as streams; we read each into memory. etcd stops with `lg.Fatal` on a failed fsync; we reject
- * every later append.
+ * through a 4 KiB page-aligned buffer, flocks its files so that a second process cannot open
+ * them (ours: a lock file, data-dir-lock.ts), creates a new WAL directory atomically (a `.tmp`
+ * directory renamed into place), chains the crc across segments, and deletes old segments in a
+ * background purge that keeps 5. etcd stops with `lg.Fatal` on a failed fsync; we reject every
+ * later append.
  *
- * @upstream etcd-io/etcd server/wal/wal.go (WAL, Create, Open, ReadAll, Save, cut, sync)
- * @upstream etcd-io/etcd server/wal/repair.go (Repair)
- * @upstream etcd-io/etcd server/wal/file_pipeline.go (filePipeline)
- * @upstream etcd-io/etcd client/pkg/fileutil/preallocate.go (Preallocate), fileutil.go (ZeroToEnd)
- * @upstream etcd-io/etcd server/wal/util.go (walName, parseWALName, isValidSeq)
- * @upstream etcd-io/etcd server/etcdserver/storage.go (storage, SaveSnap, Release)
+ * @upstream etcd-io/etcd server/wal/wal.go (WAL, Create, Open, ReadAll, Save, cut, sync, SegmentSizeBytes)
+ * @upstream etcd-io/etcd server/etcdserver/storage.go (storage.SaveSnap, Release: snapshot, then purge)
  * @chapter 01-etcd-watch
  */
-import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { link, mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { FrameProblem, WALRecord } from "./record.ts";
-import {
-  decodeFrame,
-  encodeFrame,
-  FRAME_ALIGNMENT,
-  FRAME_HEADER_BYTES,
-  MAX_BODY_BYTES,
-  paddingFor,
-} from "./record.ts";
-import type { Fsync, Snapshot } from "./snapshotter.ts";
-import {
-  dataFileName,
-  defaultFsync,
-  fsyncDir,
-  parseDataFileName,
-  SnapError,
-  Snapshotter,
-} from "./snapshotter.ts";
-
-export type { WALRecord } from "./record.ts";
-export type { Snapshot } from "./snapshotter.ts";
+import { defaultFsync, type Fsync, fdatasync, writeAllSync } from "../pkg/fileutil.ts";
+import { decodeSegment } from "./decoder.ts";
+import { WALError } from "./errors.ts";
+import { FilePipeline, PREPARED_SEGMENT, type Segment } from "./file-pipeline.ts";
+import { encodeFrame, FRAME_HEADER_BYTES, MAX_BODY_BYTES, paddingFor, type WALRecord } from "./record.ts";
+import { repair, type TornTail, tornTail } from "./repair.ts";
+import { SnapError, type Snapshot, Snapshotter } from "./snapshotter.ts";
+import { parseWALName } from "./util.ts";
 
 export interface WALOptions {
   /**
@@ -106,68 +86,11 @@ export interface WALOptions {
  */
 export const SEGMENT_SIZE_BYTES = 64 * 1024 * 1024;
 
-/** The next segment, preallocated ahead of need; renamed to its real name when the log is cut. */
-const PREPARED_SEGMENT = "next.wal.tmp";
-
 /** What `WAL.open` recovered: the newest snapshot (if any) and every record after it, in order. */
 export interface RecoveredWAL {
   wal: WAL;
   snapshot: Snapshot | undefined;
   records: WALRecord[];
-}
-
-export type WALErrorReason =
-  | "wal: crc mismatch"
-  | "wal: invalid record length"
-  | "wal: invalid record"
-  | "wal: unexpected EOF"
-  | "wal: revision out of order"
-  | "wal: file not found"
-  | "wal: snapshot mismatch"
-  | "wal: snapshot in progress"
-  | "wal: write failed"
-  | "wal: closed";
-
-/**
- * Everything the WAL refuses, with the reason first (etcd's wording where etcd has one) and, for
- * damage on disk, the file, the byte offset and what an operator can do about it.
- */
-export class WALError extends Error {
-  override readonly name = "WALError";
-  constructor(
-    readonly reason: WALErrorReason,
-    detail: string,
-    readonly file?: string,
-    readonly offset?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(`${reason}: ${detail}`, options);
-  }
-}
-
-// #region segment-names
-const WAL_SUFFIX = ".wal";
-
-/** `<seq>-<revision>.wal`, e.g. `0000000000000002-00000000000004d2.wal`. */
-export function walName(seq: number, revision: number): string {
-  return dataFileName(seq, revision, WAL_SUFFIX);
-}
-
-export function parseWALName(name: string): { seq: number; revision: number } | undefined {
-  return parseDataFileName(name, WAL_SUFFIX);
-}
-// #endregion segment-names
-
-/**
- * The segment being appended to. `size` and `crc` describe what is fsynced in it (the file itself
- * is longer: the rest is preallocated zeros).
- */
-interface Segment {
-  seq: number;
-  path: string;
-  file: FileHandle;
-  size: number;
-  crc: number;
 }
 
 interface PendingAppend {
@@ -197,7 +120,7 @@ export class WAL {
     /** What makes a batch durable: `fdatasync` unless a test injected its own `fsync`. */
     private readonly syncRecords: Fsync,
     private readonly log: (line: string) => void,
-    private readonly pipeline: SegmentPipeline,
+    private readonly pipeline: FilePipeline,
   ) {
     this.writtenRev = lastRev;
     // The first cut should not wait for 64 MB of zeros: prepare its segment now.
@@ -340,7 +263,7 @@ export class WAL {
    * The order is what makes every crash point safe:
    * 1. cut: records appended from now on go to a new segment `<seq>-<revision>.wal`. A crash
    *    here leaves the old snapshot and all segments — recovery replays them all.
-   * 2. write `<seq>-<revision>.snap` atomically (snapshot.ts). A crash before its rename is
+   * 2. write `<seq>-<revision>.snap` atomically (snapshotter.ts). A crash before its rename is
    *    durable is the same as case 1.
    * 3. delete the older segments and snapshots. A crash midway leaves files that recovery
    *    ignores (they are older than the newest snapshot) and deletes.
@@ -418,7 +341,7 @@ export class WAL {
     await mkdir(dir, { recursive: true });
     const snapshotter = new Snapshotter(dir, fsync, log);
 
-    const pipeline = new SegmentPipeline(dir, options.segmentBytes ?? SEGMENT_SIZE_BYTES, fsync);
+    const pipeline = new FilePipeline(dir, options.segmentBytes ?? SEGMENT_SIZE_BYTES, fsync);
     const names = (await readdir(dir)).sort();
     await snapshotter.removeTemps(names);
     // A segment being prepared when the process stopped holds no records.
@@ -446,13 +369,7 @@ export class WAL {
 
     const records: WALRecord[] = [];
     let lastRevision = snapshot?.revision ?? 0;
-    let tail = {
-      fileBytes: 0,
-      dataBytes: 0,
-      validBytes: 0,
-      crc: 0,
-      tornTail: undefined as string | undefined,
-    };
+    let tail: { validBytes: number; crc: number; torn?: TornTail } = { validBytes: 0, crc: 0 };
     for (const [i, segment] of live.entries()) {
       const isLast = i === live.length - 1;
       const bytes = new Uint8Array(await readFile(segment.path));
@@ -461,11 +378,12 @@ export class WAL {
       for (const record of contents.records) records.push(record);
       lastRevision = records.at(-1)?.revision ?? lastRevision;
       tail = {
-        fileBytes: bytes.length,
-        dataBytes: endOfData(bytes),
         validBytes: contents.validBytes,
         crc: contents.crc,
-        tornTail: contents.tornTail,
+        torn:
+          contents.tornTail === undefined
+            ? undefined
+            : tornTail(bytes, contents.validBytes, contents.tornTail),
       };
     }
 
@@ -479,15 +397,7 @@ export class WAL {
     // and fileutil.ZeroToEnd).
     const last = live[live.length - 1];
     const file = await open(last.path, "r+");
-    if (tail.tornTail) {
-      await writeZeros(file, tail.validBytes, tail.dataBytes); // past dataBytes it is zeros already
-      await fsync(file, last.path);
-      log(
-        `wal: ${last.path}: torn write at the end of the log (${tail.tornTail}): zeroed from offset ` +
-          `${tail.validBytes} to the end of the file (${tail.fileBytes - tail.validBytes} bytes). They were ` +
-          "never fsynced, so no acknowledged write is lost.",
-      );
-    }
+    if (tail.torn) await repair(file, last.path, tail.torn, fsync, log);
 
     const segment: Segment = { seq: last.seq, path: last.path, file, size: tail.validBytes, crc: tail.crc };
     const wal = new WAL(
@@ -504,205 +414,6 @@ export class WAL {
     return { wal, snapshot: recovered, records };
   }
   // #endregion recovery
-}
-
-/** What one segment holds, as far as it can be trusted. */
-export interface SegmentContents {
-  records: WALRecord[];
-  /** Length of the prefix made of whole, valid records; appending continues here. */
-  validBytes: number;
-  /** The last valid record's crc (0 if none): the next record chains from it. */
-  crc: number;
-  /** Set when the segment ends in a torn write, to be cut off at `validBytes`. */
-  tornTail?: string;
-}
-
-const NOT_THE_LAST_SEGMENT: DamageVerdict = {
-  torn: false,
-  why:
-    "in a segment that is not the last one. A segment is complete and fsynced before the next one is " +
-    "created, so this cannot be a torn write",
-};
-
-// #region decode-segment
-/**
- * Reads every record in one segment. `isLast` says whether this is the segment that was being
- * appended to when the process stopped — the only place a torn write can be.
- * `previousRevision` is the revision the segment continues from.
- */
-export function decodeSegment(
-  path: string,
-  bytes: Uint8Array,
-  isLast: boolean,
-  previousRevision: number,
-  // Always decodeFrame in the WAL; the course's wal-framing exercise passes the learner's.
-  decode: typeof decodeFrame = decodeFrame,
-): SegmentContents | WALError {
-  const records: WALRecord[] = [];
-  let offset = 0;
-  let crc = 0;
-  let revision = previousRevision;
-  while (offset < bytes.length) {
-    // Zeros where the next record would start: the unused, preallocated rest of the segment —
-    // the normal end of the log, not damage (etcd's decoder reads a zero record as io.EOF).
-    if (isZeroFrom(bytes, offset)) break;
-    const frame = decode(bytes, offset, crc);
-    if (!frame.ok) {
-      const verdict = isLast ? classifyDamage(bytes, offset, frame.problem) : NOT_THE_LAST_SEGMENT;
-      if (verdict.torn) return { records, validBytes: offset, crc, tornTail: verdict.reason };
-      return damageError(path, offset, frame.problem, verdict.why, isLast);
-    }
-    if (frame.record.revision < revision) {
-      return new WALError(
-        "wal: revision out of order",
-        `in file '${path}' at position ${offset}: record at revision ${frame.record.revision} follows ` +
-          `revision ${revision}. The checksums are valid, so the file was written this way: refusing to start.`,
-        path,
-        offset,
-      );
-    }
-    records.push(frame.record);
-    revision = frame.record.revision;
-    crc = frame.crc;
-    offset = frame.end;
-  }
-  return { records, validBytes: offset, crc };
-}
-// #endregion decode-segment
-
-// #region torn-tail
-export type DamageVerdict = { torn: true; reason: string } | { torn: false; why: string };
-
-/**
- * Damage was found at `offset` in the last segment. Is it a torn write — the unfinished end of
- * the write a crash interrupted, which we may cut off — or corruption, which we must not paper
- * over?
- *
- * Why only the tail can be torn: a batch is written after everything before it was fsynced, and
- * acknowledged only after its own fsync. So a crash can only interrupt the newest write, whose
- * bytes sit at the very end of the last segment and were never acknowledged. `kill -9` leaves a
- * prefix of that write (the OS keeps what it was given); a power cut can also leave zeros where
- * blocks never reached the disk. Damage with intact data after it is not that shape: the data
- * after it was written later, so the damaged bytes had been written earlier — dropping them
- * could lose acknowledged writes.
- */
-export function classifyDamage(bytes: Uint8Array, offset: number, problem: FrameProblem): DamageVerdict {
-  // The file grew but its last blocks were never written: they read back as zeros. No frame
-  // starts with zeros (a body is at least 8 bytes long).
-  if (isZeroFrom(bytes, offset)) return { torn: true, reason: "zero-filled tail" };
-
-  switch (problem.kind) {
-    case "short-length":
-      return { torn: true, reason: "short length" };
-    case "short-payload": {
-      // A torn record, or a damaged length field that points past the end of the file? In the
-      // second case the records after it are still there, and the next one chains from this
-      // record's crc — look for it before dropping anything.
-      const next =
-        problem.storedCrc === undefined ? undefined : findChainedFrame(bytes, offset, problem.storedCrc);
-      if (next !== undefined) {
-        return {
-          torn: false,
-          why: `yet a valid record that follows this one starts at position ${next}, so the length field is damaged`,
-        };
-      }
-      return { torn: true, reason: "short payload" };
-    }
-    case "crc-mismatch":
-      if (isZeroFrom(bytes, problem.end)) return { torn: true, reason: "bad checksum on the last record" };
-      return {
-        torn: false,
-        why: `and ${bytes.length - problem.end} more bytes follow it, so it is not the last record`,
-      };
-    case "invalid-length":
-      return {
-        torn: false,
-        why:
-          "and records are 8-byte aligned, so a length field lies within one disk sector and is written " +
-          "whole or not at all: an invalid one is damage, not an interrupted write",
-      };
-  }
-}
-
-const ZEROS = new Uint8Array(1 << 20);
-
-/** Whether every byte from `offset` on is zero; compares 1 MiB at a time (a segment is 64 MB). */
-function isZeroFrom(bytes: Uint8Array, offset: number): boolean {
-  // Most calls are at a record's start: a non-zero length field answers at once.
-  for (let i = offset; i < Math.min(offset + 8, bytes.length); i++) if (bytes[i] !== 0) return false;
-  for (let at = offset; at < bytes.length; at += ZEROS.length) {
-    const chunk = bytes.subarray(at, Math.min(at + ZEROS.length, bytes.length));
-    if (Buffer.compare(chunk, ZEROS.subarray(0, chunk.length)) !== 0) return false;
-  }
-  return true;
-}
-
-/** The length of `bytes` without its zero-filled tail. */
-function endOfData(bytes: Uint8Array): number {
-  let end = bytes.length;
-  while (end > 0) {
-    const start = Math.max(0, end - ZEROS.length);
-    if (Buffer.compare(bytes.subarray(start, end), ZEROS.subarray(0, end - start)) !== 0) break;
-    end = start;
-  }
-  while (end > 0 && bytes[end - 1] === 0) end--;
-  return end;
-}
-
-/** The offset of a valid frame after `offset` whose crc chains from `crc`, if there is one. */
-function findChainedFrame(bytes: Uint8Array, offset: number, crc: number): number | undefined {
-  for (let at = offset + FRAME_ALIGNMENT; at + FRAME_HEADER_BYTES <= bytes.length; at += FRAME_ALIGNMENT) {
-    if (decodeFrame(bytes, at, crc).ok) return at;
-  }
-  return undefined;
-}
-// #endregion torn-tail
-
-function damageError(
-  path: string,
-  offset: number,
-  problem: FrameProblem,
-  why: string,
-  isLast: boolean,
-): WALError {
-  const { reason, what } = describeProblem(problem);
-  const laterSegments = isLast ? "" : ", delete the segment files after it,";
-  return new WALError(
-    reason,
-    `in file '${path}' at position ${offset}: ${what}, ${why}. Refusing to start: dropping this part of ` +
-      "the log could lose acknowledged writes. To recover, restore the data directory from a backup; or, " +
-      `accepting the loss of every record from position ${offset} on, truncate the file ` +
-      `(truncate -s ${offset} '${path}')${laterSegments} and start again.`,
-    path,
-    offset,
-  );
-}
-
-function describeProblem(problem: FrameProblem): { reason: WALErrorReason; what: string } {
-  switch (problem.kind) {
-    case "short-length":
-      return {
-        reason: "wal: unexpected EOF",
-        what: `the file ends ${problem.available} bytes into a length field`,
-      };
-    case "short-payload":
-      return {
-        reason: "wal: unexpected EOF",
-        what: `a ${problem.frameBytes}-byte record starts here but only ${problem.available} bytes are left`,
-      };
-    case "invalid-length":
-      return {
-        reason: "wal: invalid record length",
-        what: `the record's length field is invalid (${problem.detail})`,
-      };
-    case "crc-mismatch":
-      return {
-        reason: "wal: crc mismatch",
-        what:
-          `the record's checksum does not match its contents (stored 0x${problem.storedCrc.toString(16)}, ` +
-          `computed 0x${problem.computedCrc.toString(16)})`,
-      };
-  }
 }
 
 /** Checks that the segments to replay start at `startSeq` and have no gaps. */
@@ -727,90 +438,6 @@ function findMissingSegment(
   }
   return undefined;
 }
-
-/**
- * fdatasync(2), as etcd's WAL.sync: it flushes the data and the metadata needed to read it back
- * (the file's size, which every append grows), but not the timestamps fsync(2) would also write.
- * A batch is as durable either way, and costs less disk time — which every client waiting in
- * the batch pays.
- */
-const fdatasync: Fsync = (file) => file.datasync();
-
-// #region segment-pipeline
-/**
- * Prepares the next segment ahead of need, as etcd's filePipeline does: writing 64 MB of zeros
- * takes long enough that a cut waiting for it would stall every append queued behind the cut.
- * At most one segment is prepared at a time, in the background, as `next.wal.tmp`.
- */
-class SegmentPipeline {
-  private next: Promise<string> | undefined;
-
-  constructor(
-    private readonly dir: string,
-    readonly segmentBytes: number,
-    private readonly fsync: Fsync,
-  ) {}
-
-  /** Starts preparing the next segment, unless one is prepared or being prepared. */
-  prepare(): void {
-    if (this.next) return;
-    this.next = this.allocate();
-    this.next.catch(() => {}); // reported by the `take` that awaits it
-  }
-
-  /**
-   * Gives the prepared segment its name `<seq>-<revision>.wal` and opens it, then starts
-   * preparing the one after it. The new name's directory entry must survive a power cut before
-   * any record written to it is acknowledged: fsync the directory.
-   */
-  async take(seq: number, revision: number): Promise<Segment> {
-    this.prepare();
-    const next = this.next!;
-    this.next = undefined;
-    const prepared = await next;
-    const path = join(this.dir, walName(seq, revision));
-    await link(prepared, path); // fails if the name exists: never reuse a name — that would be a bug
-    await unlink(prepared);
-    await fsyncDir(this.dir, this.fsync);
-    const file = await open(path, "r+");
-    this.prepare();
-    return { seq, path, file, size: 0, crc: 0 };
-  }
-
-  /** Waits for a segment being prepared and deletes it. */
-  async close(): Promise<void> {
-    const next = this.next;
-    this.next = undefined;
-    if (next === undefined) return;
-    // A failed preparation is of no use either way; the next open deletes what it left.
-    const prepared = await next.catch(() => undefined);
-    if (prepared !== undefined) await unlink(prepared);
-  }
-
-  /**
-   * Writes the whole file with zeros and fsyncs it. Writing — not ftruncate, which leaves a
-   * hole — is what makes the file system allocate the blocks now (Node has no fallocate(2)).
-   */
-  private async allocate(): Promise<string> {
-    const path = join(this.dir, PREPARED_SEGMENT);
-    const file = await open(path, "w");
-    try {
-      await writeZeros(file, 0, this.segmentBytes);
-      await this.fsync(file, path);
-    } finally {
-      await file.close();
-    }
-    return path;
-  }
-}
-
-/** Writes zeros over [from, to) in 1 MiB writes. */
-async function writeZeros(file: FileHandle, from: number, to: number): Promise<void> {
-  for (let at = from; at < to; at += ZEROS.length) {
-    await writeAll(file, ZEROS.subarray(0, Math.min(ZEROS.length, to - at)), at);
-  }
-}
-// #endregion segment-pipeline
 
 /**
  * Deletes segments older than `seq`, whose records the snapshot at `seq` includes. Losing these
@@ -855,19 +482,4 @@ function batchBytes(batch: PendingAppend[]): number {
     total += FRAME_HEADER_BYTES + body + paddingFor(body);
   }
   return total;
-}
-
-/** writeSync may write less than asked; loop until all of `bytes` is at `position`. */
-function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
-  let done = 0;
-  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-}
-
-/** FileHandle.write may write less than asked; loop until all of `bytes` is at `position`. */
-async function writeAll(file: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  let done = 0;
-  while (done < bytes.length) {
-    const { bytesWritten } = await file.write(bytes, done, bytes.length - done, position + done);
-    done += bytesWritten;
-  }
 }

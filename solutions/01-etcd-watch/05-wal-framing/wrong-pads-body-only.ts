@@ -1,6 +1,6 @@
 // Mistake: the padding rounds the body up to 8 bytes (etcd's formula, whose length field is the whole header) and forgets the 4-byte crc, so frames are not 8-byte aligned and the length field's padding marker is not the one recovery expects.
+import { crc32c } from "../../../code/store/pkg/crc.ts";
 import {
-  crc32c,
   type DecodedFrame,
   FRAME_ALIGNMENT,
   FRAME_HEADER_BYTES,

@@ -20,8 +20,9 @@
  * @chapter 01-etcd-watch
  */
 import { pathToFileURL } from "node:url";
+import { WALError } from "../errors.ts";
 import { SnapError } from "../snapshotter.ts";
-import { WAL, WALError } from "../wal.ts";
+import { WAL } from "../wal.ts";
 
 /** The payload written at `revision`: 1–300 bytes, so frames get every amount of padding. */
 export function payloadFor(revision: number): Uint8Array {
