@@ -25,9 +25,8 @@
  * @upstream etcd-io/etcd tests/robustness/validate/ (comparing what clients saw against a reference)
  * @chapter 01-etcd-watch
  */
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
+import { etcdserverpb } from "../etcdserverpb/rpc-pb.ts";
 
 // #region prng
 /** mulberry32: a tiny, fast PRNG; the same seed gives the same traffic on every machine. */
@@ -61,32 +60,10 @@ class Rand {
 // #endregion prng
 
 // #region client
-const protoDir = fileURLToPath(new URL("..", import.meta.url));
-
-/** Both servers are read with these options, so their answers compare field for field. */
-const loaderOptions: protoLoader.Options = {
-  includeDirs: [protoDir],
-  keepCase: false,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
-
-// biome-ignore lint/suspicious/noExplicitAny: generated gRPC client constructors are untyped
+// biome-ignore lint/suspicious/noExplicitAny: generated gRPC clients are untyped
 type AnyClient = any;
 // biome-ignore lint/suspicious/noExplicitAny: decoded protobuf messages
 export type Msg = any;
-
-let services: Record<"KV" | "Lease" | "Watch", AnyClient> | undefined;
-function loadClients() {
-  if (!services) {
-    const pkg = protoLoader.loadSync("etcdserverpb/rpc.proto", loaderOptions);
-    const etcdserverpb = (grpc.loadPackageDefinition(pkg) as AnyClient).etcdserverpb;
-    services = { KV: etcdserverpb.KV, Lease: etcdserverpb.Lease, Watch: etcdserverpb.Watch };
-  }
-  return services;
-}
 
 /** What a unary call came back with: a response, or a gRPC status (code name and message). */
 export type Outcome = { ok: Msg } | { error: { code: string; message: string } };
@@ -106,7 +83,8 @@ export class Endpoint {
     readonly name: string,
     readonly address: string,
   ) {
-    const { KV, Lease, Watch } = loadClients();
+    // Both servers are read with the same decoding (rpc-pb.ts), so their answers compare field for field.
+    const { KV, Lease, Watch } = etcdserverpb();
     const creds = grpc.credentials.createInsecure();
     this.kv = new KV(address, creds);
     this.lease = new Lease(address, creds);

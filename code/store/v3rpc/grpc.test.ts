@@ -1,12 +1,11 @@
 // The gRPC server against two real clients: the `etcd3` npm client (what a Node program would
 // use) and a plain gRPC client built from our .proto (to send exactly the messages a test needs:
 // watch ids, progress requests, malformed and oversized requests).
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { Etcd3 } from "etcd3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Etcd, startEtcd } from "../embed/etcd.ts";
+import { etcdserverpb } from "../etcdserverpb/rpc-pb.ts";
 
 let etcd: Etcd;
 let endpoint: string;
@@ -135,17 +134,7 @@ describe("the etcd3 npm client", () => {
 });
 
 // #region raw client
-const protoDir = fileURLToPath(new URL("..", import.meta.url));
-const pkg = grpc.loadPackageDefinition(
-  protoLoader.loadSync("etcdserverpb/rpc.proto", {
-    includeDirs: [protoDir],
-    keepCase: false,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  }),
-) as unknown as { etcdserverpb: Record<string, grpc.ServiceClientConstructor> };
+const pkg = { etcdserverpb: etcdserverpb() };
 
 // biome-ignore lint/suspicious/noExplicitAny: messages as decoded by proto-loader
 type Msg = any;

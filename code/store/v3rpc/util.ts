@@ -9,12 +9,16 @@
  * - the in-process server may answer at once or, once writes wait for the disk, with a promise;
  *   handlers accept both.
  *
+ * - a write larger than `--max-request-bytes` must be refused with etcd's "request is too large",
+ *   so each decoded request remembers how many bytes it had on the wire.
+ *
  * Invariants:
  * - each call is answered exactly once;
  * - an EtcdError reaches the client as (`code`, `grpcMessage`), e.g. (OutOfRange,
  *   "etcdserver: mvcc: required revision has been compacted").
  *
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/util.go (togRPCError, toErrorCode)
+ * @upstream etcd-io/etcd server/etcdserver/v3_server.go (processInternalRaftRequestOnce: ErrRequestTooLarge)
  * @chapter 01-etcd-watch
  */
 import * as grpc from "@grpc/grpc-js";
@@ -76,3 +80,33 @@ export function unary<Req, Res>(method: string, handle: (req: Req) => Answer<Res
     );
   };
 }
+
+export const ErrRequestTooLarge = new EtcdError("InvalidArgument", "etcdserver: request is too large");
+
+// #region request-size
+/**
+ * The size on the wire of a decoded request, for the request-size limit, kept on the request
+ * itself under a symbol (no field of a message can have that name). A WeakMap from request to
+ * size would do too, but every entry of a WeakMap is extra work for the garbage collector, and
+ * there is one per request.
+ */
+const wireSize = Symbol("wireSize");
+
+/** The same service, with decoders that remember how many bytes each request had. */
+export function withWireSizes(service: grpc.ServiceDefinition): grpc.ServiceDefinition {
+  const methods = Object.entries(service).map(([name, method]) => {
+    const requestDeserialize = (bytes: Buffer) => {
+      const req = method.requestDeserialize(bytes);
+      if (req && typeof req === "object") (req as { [wireSize]?: number })[wireSize] = bytes.length;
+      return req;
+    };
+    return [name, { ...method, requestDeserialize }];
+  });
+  return Object.fromEntries(methods);
+}
+
+/** etcd refuses a write whose raft entry would exceed --max-request-bytes. */
+export function checkRequestSize(req: object, maxRequestBytes: number): EtcdError | undefined {
+  return ((req as { [wireSize]?: number })[wireSize] ?? 0) > maxRequestBytes ? ErrRequestTooLarge : undefined;
+}
+// #endregion request-size

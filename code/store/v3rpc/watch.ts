@@ -6,12 +6,12 @@
  * - a client opens one Watch stream and, on it, creates and cancels watches and asks for
  *   progress; every answer and every event travels back on the same stream, tagged with the
  *   watch id. The store side of this (ids, `created` first, prev_kv, progress, the bounded
- *   buffer) is the WatchStream of watcher.ts; this file only connects it to the wire:
+ *   buffer) is the WatchStream of mvcc/watcher.ts; this file only connects it to the wire:
  *   `recvLoop` turns incoming requests into WatchStream calls, `sendLoop` writes what the
  *   WatchStream hands out;
  * - a slow client must not make the server buffer without bound: `sendLoop` reads the next
  *   response only once gRPC has room for it, so a stalled client fills the WatchStream's buffer
- *   and the store parks its watchers as victims (watchable-store.ts) — memory stays bounded.
+ *   and the store parks its watchers as victims (mvcc/watchable-store.ts) — memory stays bounded.
  *
  * Invariants:
  * - responses leave in the order the WatchStream hands them out (per watch: `created`, then
@@ -21,14 +21,14 @@
  * - when the client goes away (or the server closes), the WatchStream is closed, which cancels
  *   every watch of the stream in the store.
  *
- * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/watch.go (watchServer.Watch, serverWatchStream.recvLoop, sendLoop)
+ * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/watch.go (watchServer, watchServer.Watch, serverWatchStream.recvLoop, sendLoop)
  * @chapter 01-etcd-watch
  */
-import { join } from "node:path";
 import type * as grpc from "@grpc/grpc-js";
 import protobuf from "protobufjs";
 import type { EtcdServer } from "../etcdserver/server.ts";
 import type { WatchCreateRequest, WatchFilterType, WatchResponse } from "../etcdserverpb/rpc.ts";
+import { protobufRoot } from "../etcdserverpb/rpc-pb.ts";
 import { ErrCompacted } from "../mvcc/kvstore-txn.ts";
 import type { WatchStream } from "../mvcc/watcher.ts";
 import type { Event } from "../mvccpb/kv.ts";
@@ -46,6 +46,23 @@ export interface ServeWatchOptions {
   progressNotifyInterval?: number;
   /** Called once, when the stream is over (client gone, or `end` called). */
   onEnd: () => void;
+}
+
+/**
+ * The Watch service: each call is served by serveWatch and registered in `streams` (the server's
+ * open streams, which its close() ends) until it is over.
+ */
+export function watchServer(
+  etcd: EtcdServer,
+  opts: Omit<ServeWatchOptions, "onEnd">,
+  streams: Set<() => void>,
+): grpc.UntypedServiceImplementation {
+  return {
+    Watch: (call: grpc.ServerDuplexStream<unknown, unknown>) => {
+      const { end } = serveWatch(etcd, call, { ...opts, onEnd: () => streams.delete(end) });
+      streams.add(end);
+    },
+  };
 }
 
 /** Serves one Watch call. `end()` closes it from the server side (shutdown). */
@@ -154,7 +171,7 @@ function withCancelReason(r: WatchResponse): WatchResponse {
 
 // #region encode-watch-response
 /**
- * The Watch method's response encoder, for the gRPC service definition (v3rpc-server.ts).
+ * The Watch method's response encoder, for the gRPC service definition (grpc.ts).
  *
  * Why not the generic one: a fan-out sends the same event to every watcher of its key — 100
  * watchers, 100 responses — and the generic encoder converts and encodes the event again for
@@ -163,11 +180,8 @@ function withCancelReason(r: WatchResponse): WatchResponse {
  * flags — followed by the cached events. Protobuf allows exactly that: a message's bytes are its
  * fields' bytes one after another, and a repeated field may simply appear once per element.
  */
-export function watchResponseEncoder(protoDir: string): (resp: WatchResponse) => Buffer {
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => join(protoDir, target);
-  root.loadSync("etcdserverpb/rpc.proto", { keepCase: false });
-  root.resolveAll();
+export function watchResponseEncoder(): (resp: WatchResponse) => Buffer {
+  const root = protobufRoot();
   const responseType = root.lookupType("etcdserverpb.WatchResponse");
   const eventType = root.lookupType("mvccpb.Event");
   const eventsField = responseType.fields.events.id; // 11

@@ -32,7 +32,6 @@
  * @upstream etcd-io/etcd pkg/ioutil/util.go (WriteAndSyncFile)
  * @chapter 01-etcd-watch
  */
-import type { FileHandle } from "node:fs/promises";
 import { open, readFile, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32c } from "../pkg/crc.ts";

@@ -54,7 +54,6 @@
  * @upstream etcd-io/etcd server/etcdserver/storage.go (storage.SaveSnap, Release: snapshot, then purge)
  * @chapter 01-etcd-watch
  */
-import type { FileHandle } from "node:fs/promises";
 import { mkdir, open, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { defaultFsync, type Fsync, fdatasync, writeAllSync } from "../pkg/fileutil.ts";
