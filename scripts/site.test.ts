@@ -252,7 +252,7 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     const sample = [
       { name: "landing", url: "/" },
       ...chapters.map((c) => ({ name: `chapter-${c.number}`, url: `/chapters/${c.dir}/` })),
-      { name: "source-kvstore", url: "/docs/source/store/kvstore" },
+      { name: "source-kvstore", url: "/docs/source/store/mvcc/kvstore" },
     ];
     const overflowing: string[] = [];
     for (const [device, viewport] of [

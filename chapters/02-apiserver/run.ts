@@ -37,9 +37,9 @@ import { request as httpRequest, type IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type APIServer, startAPIServer } from "../../code/apiserver/server.ts";
-import { toBytes, toText } from "../../code/store/bytes.ts";
-import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed.ts";
-import { EtcdError } from "../../code/store/errors.ts";
+import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed/etcd.ts";
+import { toBytes, toText } from "../../code/store/pkg/bytes.ts";
+import { EtcdError } from "../../code/store/rpctypes/error.ts";
 
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);

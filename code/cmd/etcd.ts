@@ -9,7 +9,7 @@
  *   `"msg":"ready to serve client requests"` (then one `serving client traffic insecurely` line
  *   per client address, with the port actually bound);
  * - what it acknowledged survives a restart, and a crash: the data lives in --data-dir, as etcd's
- *   (write-ahead log and snapshots in `<data-dir>/member/wal`; see code/store/storage.ts);
+ *   (write-ahead log and snapshots in `<data-dir>/member/wal`; see code/store/wal/storage.ts);
  * - Ctrl-C or SIGTERM shuts down cleanly: open watch and keep-alive streams end, the gRPC server
  *   stops, every logged write is on disk and the WAL is closed, the process exits 0. If the WAL
  *   fails, the member stops and exits 1, as etcd does.
@@ -38,11 +38,11 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed.ts";
-import { jsonLogger, type Logger } from "../store/log.ts";
-import { defaultSnapshotCount } from "../store/storage.ts";
-import { etcdVersion } from "../store/v3rpc-maintenance.ts";
-import { defaultMaxRequestBytes } from "../store/v3rpc-server.ts";
+import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed/etcd.ts";
+import { jsonLogger, type Logger } from "../store/pkg/log.ts";
+import { defaultMaxRequestBytes } from "../store/v3rpc/grpc.ts";
+import { etcdVersion } from "../store/v3rpc/maintenance.ts";
+import { defaultSnapshotCount } from "../store/wal/storage.ts";
 
 const defaultClientURL = "http://localhost:2379";
 
