@@ -156,6 +156,14 @@ interface Loaded {
  * Makes what is missing, keeps what is right, and stops at the first file that is wrong. The
  * order is kubeadm's: the CA first (everything else is signed by it), then each certificate,
  * the service-account keys, and last the kubeconfigs, which embed the files before them.
+ *
+ * A problem with the directory's contents or with the options is returned as a PKIError; a
+ * failure of the file system itself (no permission, disk full) is thrown, as from `fs`.
+ *
+ * ```ts
+ * const result = await ensurePKI({ dir, nodes: ["node-1", "node-2"], onProgress: console.log });
+ * if (result instanceof PKIError) fail(result.message); // names the file and the fix
+ * ```
  */
 export async function ensurePKI(options: EnsurePKIOptions): Promise<EnsurePKIResult | PKIError> {
   const nodes = options.nodes ?? DefaultNodes;
@@ -469,10 +477,12 @@ async function readOptional(file: string): Promise<string | undefined> {
   }
 }
 
+let tmpSeq = 0;
+
 /** Writes a temporary file and renames it into place, so the file is never seen half written. */
 async function writeFileWhole(run: Run, file: string, data: string, mode: number): Promise<void> {
   const target = path(run, file);
-  const tmp = `${target}.${process.pid}.tmp`;
+  const tmp = `${target}.${process.pid}.${++tmpSeq}.tmp`;
   await writeFile(tmp, data, { mode });
   await chmod(tmp, mode); // the umask may have narrowed the mode given to open(2)
   await rename(tmp, target);
