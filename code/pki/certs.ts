@@ -84,15 +84,21 @@ export interface EnsurePKIOptions {
   onProgress?: (line: string) => void;
 }
 
-/** Where each file of the layout is, for the command and the components that read them. */
+/** Where each file of the layout is, and which flag of which component reads it. */
 export interface PKILayout {
+  /** kube-apiserver `--client-ca-file` (and every kubeconfig's certificate-authority-data). */
   caCert: string;
+  /** Signs new certificates; kube-controller-manager `--cluster-signing-key-file` upstream. */
   caKey: string;
+  /** kube-apiserver `--tls-cert-file`. */
   apiServerCert: string;
+  /** kube-apiserver `--tls-private-key-file`. */
   apiServerKey: string;
+  /** kube-apiserver `--service-account-signing-key-file`. */
   serviceAccountKey: string;
+  /** kube-apiserver `--service-account-key-file` (verifies the tokens). */
   serviceAccountPublicKey: string;
-  /** Every client identity, in certlist order: admin, scheduler, controller-manager, nodes. */
+  /** Every client identity, in certlist order: admin, scheduler, controller-manager, nodes; a component takes `--kubeconfig`. */
   identities: { id: string; user: string; groups: string[]; cert: string; key: string; kubeconfig: string }[];
 }
 
@@ -253,16 +259,16 @@ async function ensureCA(run: Run): Promise<Loaded | PKIError> {
   }
 
   if (found.certPEM === undefined) {
-    const fresh = key === undefined;
+    const newKey = key === undefined;
     key ??= await newPrivateKey(run.algorithm);
     run.progress(
-      fresh
+      newKey
         ? `[certs] Generating "${name}" certificate and key`
         : `[certs] Generating "${name}" certificate for the existing key`,
     );
     const cert = await newSelfSignedCACert(CACommonName, key, run.now);
-    const keyPEM = fresh ? encodePrivateKeyPEM(key) : found.keyPEM!;
-    if (fresh) await writeFileWhole(run, keyFile, keyPEM, 0o600);
+    const keyPEM = newKey ? encodePrivateKeyPEM(key) : found.keyPEM!;
+    if (newKey) await writeFileWhole(run, keyFile, keyPEM, 0o600);
     else keep(run, keyFile);
     const certPEM = encodeCertPEM(cert);
     await writeFileWhole(run, certFile, certPEM, 0o644);
@@ -318,15 +324,15 @@ async function ensureCertAndKey(run: Run, spec: CertSpec, ca: Loaded): Promise<L
         path(run, certFile),
       );
     }
-    const fresh = key === undefined;
+    const newKey = key === undefined;
     run.progress(
-      fresh
+      newKey
         ? `[certs] Generating "${spec.id}" certificate and key`
         : `[certs] Generating "${spec.id}" certificate for the existing key`,
     );
     key ??= await newPrivateKey(run.algorithm);
-    const keyPEM = fresh ? encodePrivateKeyPEM(key) : found.keyPEM!;
-    if (fresh) await writeFileWhole(run, keyFile, keyPEM, 0o600);
+    const keyPEM = newKey ? encodePrivateKeyPEM(key) : found.keyPEM!;
+    if (newKey) await writeFileWhole(run, keyFile, keyPEM, 0o600);
     else keep(run, keyFile);
     const cert = await newSignedCert(spec, key, ca as CertAndKey, run.now);
     const certPEM = encodeCertPEM(cert);
