@@ -1,4 +1,5 @@
 import "reflect-metadata";
+import { execFile } from "node:child_process";
 import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto";
 import { cp, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { createServer, request } from "node:https";
@@ -6,9 +7,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
+import { promisify } from "node:util";
 import * as x509 from "@peculiar/x509";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { describeWithTools } from "../../scripts/external-tools.ts";
 import { apiServerCertSpec } from "./certlist.ts";
 import { type EnsurePKIOptions, type EnsurePKIResult, ensurePKI } from "./certs.ts";
 import { PKIError } from "./errors.ts";
@@ -237,49 +240,56 @@ describe("a first run", () => {
   );
 });
 
+/** Serves HTTPS with apiserver.crt, asks for a client certificate signed by `caDir`'s CA, answers the peer's subject. */
+async function withServer<T>(caDir: string, use: (port: number) => Promise<T>): Promise<T> {
+  const server = createServer(
+    {
+      cert: await text(fixture, "apiserver.crt"),
+      key: await text(fixture, "apiserver.key"),
+      ca: await text(caDir, "ca.crt"),
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      res.end(JSON.stringify({ O: peer.subject.O, CN: peer.subject.CN }));
+    },
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    return await use((server.address() as AddressInfo).port);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe("a TLS handshake with the generated files", () => {
-  /** Serves with apiserver.crt, asks for a client certificate signed by `caDir`'s CA, answers the peer's subject. */
   async function handshake(client: { dir: string; id: string }, caDir: string, servername?: string) {
-    const server = createServer(
-      {
-        cert: await text(fixture, "apiserver.crt"),
-        key: await text(fixture, "apiserver.key"),
-        ca: await text(caDir, "ca.crt"),
-        requestCert: true,
-        rejectUnauthorized: true,
-      },
-      (req, res) => {
-        const peer = (req.socket as TLSSocket).getPeerCertificate();
-        res.end(JSON.stringify({ O: peer.subject.O, CN: peer.subject.CN }));
-      },
+    const [ca, cert, key] = await Promise.all([
+      text(fixture, "ca.crt"),
+      text(client.dir, `${client.id}.crt`),
+      text(client.dir, `${client.id}.key`),
+    ]);
+    return withServer(
+      caDir,
+      (port) =>
+        new Promise<{ body: string; serverCN: string }>((resolve, reject) => {
+          const req = request(
+            { host: "127.0.0.1", port, path: "/", servername, ca, cert, key, agent: false },
+            (res) => {
+              const serverCN = String((res.socket as TLSSocket).getPeerCertificate().subject.CN);
+              let body = "";
+              res.on("data", (chunk) => {
+                body += chunk;
+              });
+              res.on("end", () => resolve({ body, serverCN }));
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        }),
     );
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    try {
-      const { port } = server.address() as AddressInfo;
-      const [ca, cert, key] = await Promise.all([
-        text(fixture, "ca.crt"),
-        text(client.dir, `${client.id}.crt`),
-        text(client.dir, `${client.id}.key`),
-      ]);
-      return await new Promise<{ body: string; serverCN: string }>((resolve, reject) => {
-        const req = request(
-          { host: "127.0.0.1", port, path: "/", servername, ca, cert, key, agent: false },
-          (res) => {
-            const serverCN = String((res.socket as TLSSocket).getPeerCertificate().subject.CN);
-            let body = "";
-            res.on("data", (chunk) => {
-              body += chunk;
-            });
-            res.on("end", () => resolve({ body, serverCN }));
-          },
-        );
-        req.on("error", reject);
-        req.end();
-      });
-    } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
   }
 
   it("lets admin in as O=system:masters, and the client accepts the server as 127.0.0.1", async () => {
@@ -298,6 +308,26 @@ describe("a TLS handshake with the generated files", () => {
     await expect(handshake({ dir: fixture, id: "admin" }, fixture, "example.com")).rejects.toThrow(
       /altnames|Hostname\/IP does not match/,
     );
+  });
+});
+
+// Go's crypto/x509 and crypto/tls are stricter than OpenSSL in places; the real kubectl is the
+// client our kubeconfigs are for.
+describeWithTools("the real kubectl with a generated kubeconfig", ["kubectl"], (tools) => {
+  it.each(identities)("authenticates as $user", async ({ id, user }) => {
+    const body = await withServer(fixture, async (port) => {
+      const out = await promisify(execFile)(tools.kubectl.path!, [
+        "--kubeconfig",
+        join(fixture, `${id}.kubeconfig`),
+        "--server",
+        `https://127.0.0.1:${port}`,
+        "get",
+        "--raw",
+        "/",
+      ]);
+      return out.stdout;
+    });
+    expect(JSON.parse(body).CN).toBe(user);
   });
 });
 

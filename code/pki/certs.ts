@@ -84,15 +84,21 @@ export interface EnsurePKIOptions {
   onProgress?: (line: string) => void;
 }
 
-/** Where each file of the layout is, for the command and the components that read them. */
+/** Where each file of the layout is, and which flag of which component reads it. */
 export interface PKILayout {
+  /** kube-apiserver `--client-ca-file` (and every kubeconfig's certificate-authority-data). */
   caCert: string;
+  /** Signs new certificates; kube-controller-manager `--cluster-signing-key-file` upstream. */
   caKey: string;
+  /** kube-apiserver `--tls-cert-file`. */
   apiServerCert: string;
+  /** kube-apiserver `--tls-private-key-file`. */
   apiServerKey: string;
+  /** kube-apiserver `--service-account-signing-key-file`. */
   serviceAccountKey: string;
+  /** kube-apiserver `--service-account-key-file` (verifies the tokens). */
   serviceAccountPublicKey: string;
-  /** Every client identity, in certlist order: admin, scheduler, controller-manager, nodes. */
+  /** Every client identity, in certlist order: admin, scheduler, controller-manager, nodes; a component takes `--kubeconfig`. */
   identities: { id: string; user: string; groups: string[]; cert: string; key: string; kubeconfig: string }[];
 }
 
@@ -156,6 +162,14 @@ interface Loaded {
  * Makes what is missing, keeps what is right, and stops at the first file that is wrong. The
  * order is kubeadm's: the CA first (everything else is signed by it), then each certificate,
  * the service-account keys, and last the kubeconfigs, which embed the files before them.
+ *
+ * A problem with the directory's contents or with the options is returned as a PKIError; a
+ * failure of the file system itself (no permission, disk full) is thrown, as from `fs`.
+ *
+ * ```ts
+ * const result = await ensurePKI({ dir, nodes: ["node-1", "node-2"], onProgress: console.log });
+ * if (result instanceof PKIError) fail(result.message); // names the file and the fix
+ * ```
  */
 export async function ensurePKI(options: EnsurePKIOptions): Promise<EnsurePKIResult | PKIError> {
   const nodes = options.nodes ?? DefaultNodes;
@@ -245,16 +259,16 @@ async function ensureCA(run: Run): Promise<Loaded | PKIError> {
   }
 
   if (found.certPEM === undefined) {
-    const fresh = key === undefined;
+    const newKey = key === undefined;
     key ??= await newPrivateKey(run.algorithm);
     run.progress(
-      fresh
+      newKey
         ? `[certs] Generating "${name}" certificate and key`
         : `[certs] Generating "${name}" certificate for the existing key`,
     );
     const cert = await newSelfSignedCACert(CACommonName, key, run.now);
-    const keyPEM = fresh ? encodePrivateKeyPEM(key) : found.keyPEM!;
-    if (fresh) await writeFileWhole(run, keyFile, keyPEM, 0o600);
+    const keyPEM = newKey ? encodePrivateKeyPEM(key) : found.keyPEM!;
+    if (newKey) await writeFileWhole(run, keyFile, keyPEM, 0o600);
     else keep(run, keyFile);
     const certPEM = encodeCertPEM(cert);
     await writeFileWhole(run, certFile, certPEM, 0o644);
@@ -310,15 +324,15 @@ async function ensureCertAndKey(run: Run, spec: CertSpec, ca: Loaded): Promise<L
         path(run, certFile),
       );
     }
-    const fresh = key === undefined;
+    const newKey = key === undefined;
     run.progress(
-      fresh
+      newKey
         ? `[certs] Generating "${spec.id}" certificate and key`
         : `[certs] Generating "${spec.id}" certificate for the existing key`,
     );
     key ??= await newPrivateKey(run.algorithm);
-    const keyPEM = fresh ? encodePrivateKeyPEM(key) : found.keyPEM!;
-    if (fresh) await writeFileWhole(run, keyFile, keyPEM, 0o600);
+    const keyPEM = newKey ? encodePrivateKeyPEM(key) : found.keyPEM!;
+    if (newKey) await writeFileWhole(run, keyFile, keyPEM, 0o600);
     else keep(run, keyFile);
     const cert = await newSignedCert(spec, key, ca as CertAndKey, run.now);
     const certPEM = encodeCertPEM(cert);
@@ -469,10 +483,12 @@ async function readOptional(file: string): Promise<string | undefined> {
   }
 }
 
+let tmpSeq = 0;
+
 /** Writes a temporary file and renames it into place, so the file is never seen half written. */
 async function writeFileWhole(run: Run, file: string, data: string, mode: number): Promise<void> {
   const target = path(run, file);
-  const tmp = `${target}.${process.pid}.tmp`;
+  const tmp = `${target}.${process.pid}.${++tmpSeq}.tmp`;
   await writeFile(tmp, data, { mode });
   await chmod(tmp, mode); // the umask may have narrowed the mode given to open(2)
   await rename(tmp, target);
