@@ -1,7 +1,7 @@
 import "reflect-metadata";
 import { execFile } from "node:child_process";
-import { createPrivateKey, createPublicKey, X509Certificate } from "node:crypto";
-import { cp, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate } from "node:crypto";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { createServer, request } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -609,6 +609,29 @@ describe("options", () => {
     );
     expect(parse(await text(dir, "node-b.kubeconfig")).clusters[0].cluster.server).toBe(
       "https://10.1.2.3:7443",
+    );
+  });
+
+  it("builds on a CA key the learner brings: P-384 signs with SHA-384; other curves are refused", async () => {
+    const dir = join(base, "own-ca");
+    await mkdir(dir);
+    const own = generateKeyPairSync("ec", { namedCurve: "P-384" }).privateKey;
+    await writeFile(join(dir, "ca.key"), own.export({ type: "sec1", format: "pem" }), { mode: 0o600 });
+    const result = await ok({ dir, encryptionAlgorithm: "ECDSA-P256" });
+    expect(result.kept).toEqual(["ca.key"]);
+    const ca = await cert(dir, "ca.crt");
+    expect(ca.checkPrivateKey(own)).toBe(true);
+    expect(new x509.X509Certificate(ca.raw).signatureAlgorithm).toMatchObject({ hash: { name: "SHA-384" } });
+    expect((await cert(dir, "admin.crt")).verify(ca.publicKey)).toBe(true);
+
+    const p521 = join(base, "p521-ca");
+    await mkdir(p521);
+    const key = generateKeyPairSync("ec", { namedCurve: "P-521" }).privateKey;
+    await writeFile(join(p521, "ca.key"), key.export({ type: "sec1", format: "pem" }));
+    const error = await fail({ dir: p521 });
+    expect(error.reason).toBe("Unreadable");
+    expect(error.message).toMatch(
+      /^failure loading ca key: is an ECDSA key on curve secp521r1, not P-256 or P-384/,
     );
   });
 

@@ -73,7 +73,7 @@ export interface CertConfig {
   usages: readonly ExtKeyUsage[];
 }
 
-/** A certificate with its DER bytes, and the key pair that signs with it. */
+/** A certificate and its private key. */
 export interface CertAndKey {
   cert: NodeX509Certificate;
   key: KeyObject;
@@ -112,9 +112,11 @@ export function parsePrivateKeyPEM(pem: string): KeyObject | string {
   } catch (e) {
     return `data does not contain a valid private key: ${(e as Error).message}`;
   }
-  // TryLoadKeyFromDisk: "Allow RSA and ECDSA formats only".
+  // TryLoadKeyFromDisk: "Allow RSA and ECDSA formats only" — and of ECDSA, the curves kubeadm makes.
   if (key.asymmetricKeyType !== "rsa" && key.asymmetricKeyType !== "ec")
     return "is neither in RSA nor ECDSA format";
+  if (key.asymmetricKeyType === "ec" && ecCurve(key) === undefined)
+    return `is an ECDSA key on curve ${key.asymmetricKeyDetails?.namedCurve}, not P-256 or P-384`;
   return key;
 }
 
@@ -267,18 +269,20 @@ function subjectName(cfg: Pick<CertConfig, "commonName" | "organization">): x509
   return new x509.Name([...cfg.organization.map((o) => ({ O: [o] })), { CN: [cfg.commonName] }]);
 }
 
-/** What Go's CreateCertificate signs with for this key: SHA-256 in both cases. */
+/**
+ * What Go's CreateCertificate signs with for this key (signingParamsForKey): SHA-256 with RSA and
+ * with P-256, SHA-384 with P-384 — a CA brought by the learner may be either curve.
+ */
 function signatureAlgorithm(key: KeyObject): Algorithm | EcdsaParams {
-  return key.asymmetricKeyType === "ec"
-    ? ({ name: "ECDSA", hash: "SHA-256" } as EcdsaParams)
-    : ({ name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as Algorithm);
+  if (key.asymmetricKeyType !== "ec") return { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as Algorithm;
+  return { name: "ECDSA", hash: ecCurve(key) === "P-384" ? "SHA-384" : "SHA-256" } as EcdsaParams;
 }
 
 /** The same private key as a WebCrypto key, which is what @peculiar/x509 signs with. */
 async function signingKey(key: KeyObject): Promise<CryptoKey> {
   const algorithm =
     key.asymmetricKeyType === "ec"
-      ? { name: "ECDSA", namedCurve: "P-256" }
+      ? { name: "ECDSA", namedCurve: ecCurve(key) }
       : { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" };
   return (await webcrypto.subtle.importKey(
     "pkcs8",
@@ -287,6 +291,12 @@ async function signingKey(key: KeyObject): Promise<CryptoKey> {
     false,
     ["sign"],
   )) as CryptoKey;
+}
+
+/** The WebCrypto name of an EC key's curve (OpenSSL calls P-256 prime256v1). */
+function ecCurve(key: KeyObject): "P-256" | "P-384" | undefined {
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  return curve === "prime256v1" ? "P-256" : curve === "secp384r1" ? "P-384" : undefined;
 }
 // #endregion certificates
 
