@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { startCommand, waitFor } from "../testing/command-process.ts";
+import { type CommandProcess, startCommand, waitFor } from "../testing/command-process.ts";
 import { boolFlag, FlagError, intFlag, stringFlag } from "./flag.ts";
 import { type CommandIO, command, parseCommand, type Running, run, usage } from "./run.ts";
 
@@ -232,22 +232,26 @@ describe("run", () => {
 
 describe("a command on cli/run.ts, as its own process, with real signals", () => {
   const slow = fileURLToPath(new URL("./testdata/slow-command.ts", import.meta.url));
-
-  it("stops cleanly on SIGTERM and exits 0", async () => {
-    const p = startCommand(slow, ["--stop-ms=200"]);
+  /** Starts the slow command, lets `drive` talk to it, and kills it whatever happens. */
+  async function withSlowCommand(args: string[], drive: (p: CommandProcess) => Promise<void>) {
+    const p = startCommand(slow, args);
     try {
+      await drive(p);
+    } finally {
+      p.kill();
+    }
+  }
+
+  it("stops cleanly on SIGTERM and exits 0", () =>
+    withSlowCommand(["--stop-ms=200"], async (p) => {
       await p.waitForStderr("ready to serve\n");
       p.child.kill("SIGTERM");
       expect(await p.exit).toBe(0);
       expect(p.stderr()).toBe("starting\nready to serve\nreceived SIGTERM; stopping\nstopped\n");
-    } finally {
-      p.kill();
-    }
-  });
+    }));
 
-  it("exits 1 at once on a second SIGINT while the clean stop hangs", async () => {
-    const p = startCommand(slow, ["--stop-ms=-1"]);
-    try {
+  it("exits 1 at once on a second SIGINT while the clean stop hangs", () =>
+    withSlowCommand(["--stop-ms=-1"], async (p) => {
       await p.waitForStderr("ready to serve\n");
       p.child.kill("SIGINT");
       await p.waitForStderr("received SIGINT; stopping\n");
@@ -255,30 +259,19 @@ describe("a command on cli/run.ts, as its own process, with real signals", () =>
       expect(await p.exit).toBe(1);
       expect(p.stderr()).toContain("slow-command: a second signal during the shutdown; exiting at once\n");
       expect(p.stderr()).not.toContain("stopped");
-    } finally {
-      p.kill();
-    }
-  });
+    }));
 
-  it("stops once started when SIGTERM comes during the start", async () => {
-    const p = startCommand(slow, ["--start-ms=1500"]);
-    try {
+  it("stops once started when SIGTERM comes during the start", () =>
+    withSlowCommand(["--start-ms=1500"], async (p) => {
       await p.waitForStderr("starting\n");
       p.child.kill("SIGTERM");
       expect(await p.exit).toBe(0);
       expect(p.stderr()).toBe("starting\nready to serve\nreceived SIGTERM; stopping\nstopped\n");
-    } finally {
-      p.kill();
-    }
-  });
+    }));
 
-  it("exits 2 with one line for a bad flag", async () => {
-    const p = startCommand(slow, ["--stop-ms=soon"]);
-    try {
+  it("exits 2 with one line for a bad flag", () =>
+    withSlowCommand(["--stop-ms=soon"], async (p) => {
       expect(await p.exit).toBe(2);
       expect(p.stderr()).toBe('slow-command: invalid argument "soon" for "--stop-ms" flag: use -1 or more\n');
-    } finally {
-      p.kill();
-    }
-  });
+    }));
 });

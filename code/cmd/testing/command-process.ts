@@ -1,9 +1,9 @@
 /**
- * CommandProcess — a command of code/cmd/ started as its own process, as a learner or a script
- * starts it (`node --import tsx code/cmd/etcd.ts …`), for the commands' tests.
+ * CommandProcess — a command of code/cmd/ (or a chapter's demo) started as its own process, as a
+ * learner or a script starts it (`node --import tsx code/cmd/etcd.ts …`), for their tests.
  *
- * Solves: a command's test must see what a script sees — the exit code, stderr, real signals —
- * and the commands' tests all need the same three things: start the file, collect its output,
+ * Solves: a command's test must see what a script sees — the exit code, the output, real
+ * signals — and these tests all need the same three things: start the file, collect its output,
  * wait (bounded) for a line.
  *
  * Invariants:
@@ -25,14 +25,20 @@ export interface CommandProcess {
   exit: Promise<number | null>;
   /** Waits until stderr contains `text`; throws after `timeoutMs`. */
   waitForStderr(text: string, timeoutMs?: number): Promise<void>;
+  /** Waits until stdout contains `text`; throws after `timeoutMs`. */
+  waitForStdout(text: string, timeoutMs?: number): Promise<void>;
   /** SIGKILL, for `finally`: nothing may outlive its test. */
   kill(): void;
 }
 
-/** Starts `file` (a command's .ts) with `args`, through tsx, stdout and stderr collected. */
-export function startCommand(file: string, args: string[]): CommandProcess {
+/**
+ * Starts `file` (a command's .ts, or a chapter's demo) with `args`, through tsx, stdout and
+ * stderr collected; `env` is added to this process's environment.
+ */
+export function startCommand(file: string, args: string[], env: NodeJS.ProcessEnv = {}): CommandProcess {
   const child = spawn(process.execPath, ["--import", "tsx", file, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   let stdout = "";
   let stderr = "";
@@ -49,6 +55,7 @@ export function startCommand(file: string, args: string[]): CommandProcess {
     stderr: () => stderr,
     exit,
     waitForStderr: (text, timeoutMs) => waitFor(() => stderr.includes(text), JSON.stringify(text), timeoutMs),
+    waitForStdout: (text, timeoutMs) => waitFor(() => stdout.includes(text), JSON.stringify(text), timeoutMs),
     kill: () => {
       child.kill("SIGKILL");
     },
