@@ -175,6 +175,8 @@ describe("Go's flag syntax (etcd)", () => {
 
   it("names the flag -v, not a shorthand: -v is the flag v", () => {
     expect(values("go", ["-v", "5"])).toMatchObject({ v: 5 });
+    expect(values("go", ["-v=5"])).toMatchObject({ v: 5 });
+    expect(error("go", ["-v5"])).toBe("cmd: flag provided but not defined: -v5 (see cmd --help)");
   });
 });
 

@@ -15,7 +15,7 @@
  * | the command line | Go's flag (etcd) | pflag (kube-apiserver, kube-scheduler, …) |
  * | --- | --- | --- |
  * | `-name value` | the flag `name`: one dash or two | the shorthands `-n -a -m -e`: long names need two dashes |
- * | `-v3`, `-v=3`, `-v 3` | — | the shorthand `v` with the value 3 |
+ * | `-v3`, `-v=3`, `-v 3` | the flag `v3`; the flag `v` = 3; the flag `v` = 3 | the shorthand `v` = 3, all three |
  * | `--flag_name` | an unknown flag | `--flag-name` (component-base's WordSepNormalizeFunc) |
  * | the first non-flag argument | ends the flags | is set aside; flags go on after it |
  * | an unknown flag | `flag provided but not defined: -foo` | `unknown flag: --foo` |
