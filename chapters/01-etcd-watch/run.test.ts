@@ -9,7 +9,7 @@ describe("npm run chapter -- 1 --once", () => {
   let lines: string[];
 
   beforeAll(async () => {
-    out = await runDemoToEnd("01-etcd-watch", ["--once"]);
+    out = await runDemoToEnd("01-etcd-watch", ["--once"], {}, 55_000);
     lines = out.stdout.split("\n");
   }, 60_000);
 

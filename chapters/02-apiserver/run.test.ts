@@ -34,7 +34,7 @@ describe("npm run chapter -- 2 --once", () => {
   let lines: string[];
 
   beforeAll(async () => {
-    out = await runDemoToEnd("02-apiserver", ["--once"], withoutKubectl);
+    out = await runDemoToEnd("02-apiserver", ["--once"], withoutKubectl, 85_000);
     lines = out.stdout.split("\n");
   }, 90_000);
 
@@ -185,7 +185,7 @@ describe("npm run chapter -- 2, serving kubectl until Ctrl-C", () => {
       });
 
       demo.child.kill("SIGINT");
-      expect(await demo.exit).toBe(0);
+      expect(await demo.waitForExit()).toBe(0);
       // Printed once both servers' close() has returned, before the demo exits.
       expect(demo.stdout()).toContain("stopped the API server and etcd");
       expect(demo.stderr()).not.toContain("the demo failed");
@@ -200,7 +200,7 @@ describe("npm run chapter -- 2, serving kubectl until Ctrl-C", () => {
     try {
       await demo.waitForStdout("3. The kubelet's watch", 90_000);
       demo.child.kill("SIGINT");
-      expect(await demo.exit).toBe(0);
+      expect(await demo.waitForExit()).toBe(0);
       expect(demo.stdout()).toContain("stopped the API server and etcd");
       expect(demo.stderr()).not.toContain("the demo failed");
     } finally {
@@ -228,7 +228,7 @@ describeWithTools("npm run chapter -- 2 with the real kubectl", ["kubectl"], () 
       );
       expect(get.stdout).toBe("nginx:1.27");
       demo.child.kill("SIGINT");
-      expect(await demo.exit).toBe(0);
+      expect(await demo.waitForExit()).toBe(0);
     } finally {
       demo.kill();
     }

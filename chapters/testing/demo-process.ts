@@ -19,15 +19,16 @@ export function startDemo(chapter: string, args: string[], env: NodeJS.ProcessEn
   return startCommand(demoFile(chapter), args, { NO_COLOR: "1", ...env });
 }
 
-/** Runs a chapter's demo to its end: its exit code and what it printed. */
+/** Runs a chapter's demo to its end (`timeoutMs` at most): its exit code and what it printed. */
 export async function runDemoToEnd(
   chapter: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  timeoutMs = 25_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const demo = startDemo(chapter, args, env);
   try {
-    const code = await demo.exit;
+    const code = await demo.waitForExit(timeoutMs);
     return { code, stdout: demo.stdout(), stderr: demo.stderr() };
   } finally {
     demo.kill();

@@ -109,7 +109,7 @@ describe("the etcd command", () => {
       await client.watch().key("k").create();
 
       etcd.child.kill("SIGTERM");
-      expect(await etcd.exit).toBe(0);
+      expect(await etcd.waitForExit()).toBe(0);
       client.close();
       expect(etcd.stderr()).toContain('"msg":"received signal; shutting down","signal":"terminated"');
       expect(etcd.stderr()).toContain('"msg":"closed etcd server"');
@@ -138,7 +138,7 @@ describe("the etcd command", () => {
       const put = await first.client.put("k").value("v");
       await first.client.put("k").value("v2");
       first.etcd.child.kill("SIGTERM");
-      expect(await first.etcd.exit).toBe(0);
+      expect(await first.etcd.waitForExit()).toBe(0);
       first.client.close();
 
       const second = await start();
@@ -148,7 +148,7 @@ describe("the etcd command", () => {
         ["v2", String(Number(put.header.revision) + 1), "2"],
       ]);
       second.etcd.child.kill("SIGTERM");
-      expect(await second.etcd.exit).toBe(0);
+      expect(await second.etcd.waitForExit()).toBe(0);
       second.client.close();
     } finally {
       for (const etcd of started) etcd.child.kill("SIGKILL");

@@ -100,7 +100,7 @@ describe("the kube-apiserver command", () => {
         "the request log line",
       );
       p.child.kill("SIGTERM");
-      expect(await p.exit).toBe(0);
+      expect(await p.waitForExit()).toBe(0);
       expect(p.stderr()).toContain("Received SIGTERM; shutting down");
     } finally {
       p.child.kill("SIGKILL");
@@ -109,7 +109,7 @@ describe("the kube-apiserver command", () => {
 
   it("exits 2 with one line for a bad flag", async () => {
     const p = run(["--insecure-port=http"]);
-    expect(await p.exit).toBe(2);
+    expect(await p.waitForExit()).toBe(2);
     expect(p.stderr().trim().split("\n")).toHaveLength(1);
   });
 });
@@ -162,7 +162,7 @@ describeWithTools("kube-apiserver --etcd-servers with the real etcd", ["etcd"], 
       });
       expect(created.status).toBe(201);
       first.child.kill("SIGTERM");
-      expect(await first.exit).toBe(0);
+      expect(await first.waitForExit()).toBe(0);
 
       const second = run([`--etcd-servers=${etcdURL}`, "--insecure-port=0"]);
       try {
@@ -172,7 +172,7 @@ describeWithTools("kube-apiserver --etcd-servers with the real etcd", ["etcd"], 
         ).json();
         expect(got.data).toEqual({ a: "b" });
         second.child.kill("SIGTERM");
-        expect(await second.exit).toBe(0);
+        expect(await second.waitForExit()).toBe(0);
       } finally {
         second.child.kill("SIGKILL");
       }

@@ -246,7 +246,7 @@ describe("a command on cli/run.ts, as its own process, with real signals", () =>
     withSlowCommand(["--stop-ms=200"], async (p) => {
       await p.waitForStderr("ready to serve\n");
       p.child.kill("SIGTERM");
-      expect(await p.exit).toBe(0);
+      expect(await p.waitForExit()).toBe(0);
       expect(p.stderr()).toBe("starting\nready to serve\nreceived SIGTERM; stopping\nstopped\n");
     }));
 
@@ -256,7 +256,7 @@ describe("a command on cli/run.ts, as its own process, with real signals", () =>
       p.child.kill("SIGINT");
       await p.waitForStderr("received SIGINT; stopping\n");
       p.child.kill("SIGINT");
-      expect(await p.exit).toBe(1);
+      expect(await p.waitForExit()).toBe(1);
       expect(p.stderr()).toContain("slow-command: a second signal during the shutdown; exiting at once\n");
       expect(p.stderr()).not.toContain("stopped");
     }));
@@ -265,13 +265,13 @@ describe("a command on cli/run.ts, as its own process, with real signals", () =>
     withSlowCommand(["--start-ms=1500"], async (p) => {
       await p.waitForStderr("starting\n");
       p.child.kill("SIGTERM");
-      expect(await p.exit).toBe(0);
+      expect(await p.waitForExit()).toBe(0);
       expect(p.stderr()).toBe("starting\nready to serve\nreceived SIGTERM; stopping\nstopped\n");
     }));
 
   it("exits 2 with one line for a bad flag", () =>
     withSlowCommand(["--stop-ms=soon"], async (p) => {
-      expect(await p.exit).toBe(2);
+      expect(await p.waitForExit()).toBe(2);
       expect(p.stderr()).toBe('slow-command: invalid argument "soon" for "--stop-ms" flag: use -1 or more\n');
     }));
 });

@@ -9,7 +9,8 @@
  * Invariants:
  * - `exit` settles once the process has exited and its streams are closed, with the exit code
  *   (null if a signal killed it);
- * - `waitFor` never waits longer than its timeout: a test that misses a line fails, it does not hang;
+ * - `waitFor…` never waits longer than its timeout: a test that misses a line or an exit fails
+ *   instead of hanging past vitest's timeout (which would skip its `finally`);
  * - the caller kills the process in a `finally` (`kill()` is harmless after the exit), so a
  *   failing test leaves nothing running.
  *
@@ -23,6 +24,11 @@ export interface CommandProcess {
   stdout(): string;
   stderr(): string;
   exit: Promise<number | null>;
+  /**
+   * `exit`, but never longer than `timeoutMs` (default 20 s, under vitest's test timeout): a
+   * process that does not exit fails its test, and the test's `finally` still gets to kill it.
+   */
+  waitForExit(timeoutMs?: number): Promise<number | null>;
   /** Waits until stderr contains `text`; throws after `timeoutMs`. */
   waitForStderr(text: string, timeoutMs?: number): Promise<void>;
   /** Waits until stdout contains `text`; throws after `timeoutMs`. */
@@ -54,6 +60,14 @@ export function startCommand(file: string, args: string[], env: NodeJS.ProcessEn
     stdout: () => stdout,
     stderr: () => stderr,
     exit,
+    waitForExit: async (timeoutMs = 20_000) => {
+      let exited: number | null | undefined;
+      void exit.then((code) => {
+        exited = code;
+      });
+      await waitFor(() => exited !== undefined, "the process to exit", timeoutMs);
+      return exited as number | null;
+    },
     waitForStderr: (text, timeoutMs) => waitFor(() => stderr.includes(text), JSON.stringify(text), timeoutMs),
     waitForStdout: (text, timeoutMs) => waitFor(() => stdout.includes(text), JSON.stringify(text), timeoutMs),
     kill: () => {
