@@ -51,4 +51,12 @@ if (!existsSync(demo)) {
 const tsx = join(root, "node_modules", "tsx", "dist", "cli.mjs");
 const child = spawn(process.execPath, [tsx, demo, ...rest], { stdio: "inherit", cwd: root });
 child.on("exit", (code, signal) => process.exit(signal ? 1 : (code ?? 1)));
-for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => child.kill(sig));
+// Ctrl-C in a terminal signals every process of the foreground group, the demo included: passing
+// that SIGINT on as well would make one Ctrl-C arrive twice, and a second signal means "exit now,
+// skip the clean stop" (code/cmd/cli/signal.ts). Outside a terminal, nobody else tells the demo.
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    if (sig === "SIGINT" && process.stdin.isTTY) return;
+    child.kill(sig);
+  });
+}
