@@ -172,7 +172,7 @@ export class KVStore implements TxnStore {
 
   /**
    * Puts one key in a write transaction of its own; returns the revision of the put. The lease
-   * must exist (a request for an unknown lease is refused above the store, in apply.ts).
+   * must exist (a request for an unknown lease is refused above the store, in etcdserver/apply.ts).
    */
   put(key: Uint8Array, value: Uint8Array, lease = 0): number {
     const txn = this.write();

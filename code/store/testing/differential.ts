@@ -63,7 +63,7 @@ export class Endpoint {
     readonly name: string,
     readonly address: string,
   ) {
-    // Both servers are read with the same decoding (rpc-pb.ts), so their answers compare field for field.
+    // Both servers are read with the same decoding (etcdserverpb/rpc-pb.ts), so their answers compare field for field.
     const { KV, Lease, Watch } = etcdserverpb();
     const creds = grpc.credentials.createInsecure();
     this.kv = new KV(address, creds);

@@ -68,8 +68,8 @@ function prefixEnd(p: string): string {
  * A from-key delete followed by a put with ignore_value/ignore_lease of a key it deleted passes
  * etcd's checks (they read the state before the txn; the duplicate-key check ignores from-key
  * deletes) and then crashes etcd half-way through the txn (v3.5 server/etcdserver/apply.go
- * applyTxn: lg.Panic "unexpected error during txn"). Ours refuses it (apply.ts checkRequestPut,
- * apply.test.ts); the traffic leaves it out, or the reference would die.
+ * applyTxn: lg.Panic "unexpected error during txn"). Ours refuses it (etcdserver/apply.ts
+ * checkRequestPut, apply.test.ts); the traffic leaves it out, or the reference would die.
  */
 function deletesFromKey(txn: Msg): boolean {
   return [...txn.success, ...txn.failure].some(

@@ -5,7 +5,7 @@
  * Solves:
  * - the in-process server (etcdserver/server.ts) already answers etcd's requests with etcd's responses;
  *   this file puts it on the wire: it decodes each protobuf request (etcdserverpb/rpc.proto, loaded by
- *   etcdserverpb/rpc-pb.ts) into the TypeScript shapes of rpc.ts, calls the matching method, and encodes the answer;
+ *   etcdserverpb/rpc-pb.ts) into the TypeScript shapes of etcdserverpb/rpc.ts, calls the matching method, and encodes the answer;
  * - an error must reach the client as etcd sends it — a gRPC status code plus etcd's text, word
  *   for word — because clients decide on the code and print the text
  *   (`Error: etcdserver: mvcc: required revision has been compacted`);
