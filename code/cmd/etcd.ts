@@ -25,6 +25,9 @@
  *                             and was 10000 before v3.2); 0 means the default, as in etcd
  *   --in-memory               OURS, not etcd's: keep all data in memory, write nothing to disk
  *                             (tests and demos that want a fresh store on every start).
+ *   --mend-authority          OURS, not etcd's: mend the HTTP/2 `:authority` that etcdctl 3.4's
+ *                             `--cluster` flags send (a whole URL, which Node's HTTP/2 refuses);
+ *                             see code/store/v3rpc/h2-authority.ts. `--mend-authority=false` off.
  * An unknown flag is an error (exit 2), as in etcd.
  *
  * What etcd does differently: it has many more flags (peers, TLS, auth, quotas, logging), reads
@@ -40,7 +43,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed/etcd.ts";
 import { jsonLogger, type Logger } from "../store/pkg/log.ts";
-import { defaultMaxRequestBytes } from "../store/v3rpc/grpc.ts";
+import { defaultMaxRequestBytes, defaultMendAuthority } from "../store/v3rpc/grpc.ts";
 import { etcdVersion } from "../store/v3rpc/maintenance.ts";
 import { defaultSnapshotCount } from "../store/wal/storage.ts";
 
@@ -73,6 +76,10 @@ const flags: Record<string, FlagSpec> = {
     help: `number of committed transactions to trigger a snapshot to disk (default ${defaultSnapshotCount})`,
   },
   "in-memory": { bool: true, help: "ours, not etcd's: keep everything in memory; write nothing to disk" },
+  "mend-authority": {
+    bool: true,
+    help: `ours, not etcd's: accept the :authority etcdctl 3.4's --cluster sends (default ${defaultMendAuthority})`,
+  },
   help: { bool: true, help: "show this help" },
   version: { bool: true, help: "print the version and exit" },
 };
@@ -147,6 +154,7 @@ export function parseEtcdFlags(argv: string[]): EtcdCommand | FlagError {
       name,
       dataDir: given.get("data-dir") ?? `${name}.etcd`,
       inMemory: given.get("in-memory") === "true",
+      mendAuthority: given.has("mend-authority") ? given.get("mend-authority") === "true" : undefined,
       listenClientURLs: urls("listen-client-urls"),
       advertiseClientURLs: urls("advertise-client-urls"),
       maxRequestBytes,

@@ -55,7 +55,7 @@ export interface EtcdConfig {
   maxRequestBytes?: number;
   /** How often idle progress_notify watchers hear the revision (etcd: 10 minutes). */
   progressNotifyInterval?: number;
-  /** Ours: mend etcdctl's `--cluster` `:authority` (v3rpc-server.ts); default true. */
+  /** Ours: mend etcdctl's `--cluster` `:authority` (v3rpc/h2-authority.ts); default: v3rpc/grpc.ts. */
   mendAuthority?: boolean;
   logger?: Logger;
 }
