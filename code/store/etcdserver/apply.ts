@@ -20,6 +20,7 @@
  *   empty value and a missing key look the same on the wire.
  *
  * @upstream etcd-io/etcd server/etcdserver/apply.go (applierV3backend: Range, Put, DeleteRange, Txn, applyCompare, compareKV, checkRequests)
+ * @upstream etcd-io/etcd server/etcdserver/v3_server.go (isTxnReadonly)
  * @chapter 01-etcd-watch
  */
 

@@ -26,7 +26,7 @@
  * modelled.
  *
  * @upstream etcd-io/etcd server/etcdserver/v3_server.go (EtcdServer: Range, Put, DeleteRange, Txn, Compact, LeaseGrant, ...)
- * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/key.go (kvServer)
+ * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/key.go (kvServer: the request checks before each call)
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/lease.go (LeaseServer: LeaseTimeToLive, leaseKeepAlive)
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/header.go (header.fill)
  * @upstream etcd-io/etcd server/etcdserver/server.go (NewServer, EtcdServer.Stop)

@@ -32,7 +32,7 @@
  * that no two write transactions are open at once.
  *
  * @upstream etcd-io/etcd server/mvcc/kvstore.go (store, NewStore, Compact, restore)
- * @upstream etcd-io/etcd server/mvcc/kv_view.go (readView, writeView)
+ * @upstream etcd-io/etcd server/mvcc/kv_view.go (readView.Range, writeView.Put, writeView.DeleteRange)
  * @chapter 01-etcd-watch
  */
 import type { Lessor } from "../lease/lessor.ts";

@@ -56,9 +56,9 @@ export const grpcOverheadBytes = 512 * 1024;
 /**
  * Whether the listener mends etcdctl's `--cluster` `:authority` unless told (h2-authority.ts):
  * no. With it, every byte in and out passes through JavaScript on its way to Node's HTTP/2; the
- * store benchmark measured more server CPU per operation with it on (`--mend-authority ab`:
- * +5% per 1-client put and +14% per watch event, medians of five runs — chapter 1, "How fast is
- * it?"), and only `etcdctl endpoint status/health --cluster` needs it.
+ * store benchmark (`--mend-authority ab`, eight runs) measured +17% server CPU per 1-client put
+ * and +24% per watch event with it on, and 10% fewer watch events a second (medians; chapter 1,
+ * "How fast is it?") — and only `etcdctl endpoint status/health --cluster` needs it.
  */
 export const defaultMendAuthority = false;
 
