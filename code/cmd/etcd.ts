@@ -189,15 +189,21 @@ export async function main(argv: string[], io: CommandIO = processIO): Promise<n
     return 0;
   }
   const log: Logger = jsonLogger(io.stderr, "etcd");
+  // Listen for the signals before the ready line is written: a script that stops us as soon as
+  // it reads that line would otherwise find no handler and kill us uncleanly (no WAL close).
+  let onSignal: (s: NodeJS.Signals) => void = () => {};
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
+    onSignal = resolve;
+  });
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
   const etcd = await startEtcd({ ...cmd.run, logger: log });
   if (etcd instanceof EmbedError) {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
     log("error", "failed to start etcd", { error: etcd.message });
     return 1;
   }
-  const signal = new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-    process.once("SIGINT", () => resolve("SIGINT"));
-  });
   const stop = await Promise.race([signal, etcd.failed]);
   if (stop instanceof EmbedError) {
     // The member has already stopped serving; wait for its shutdown to finish.
