@@ -47,6 +47,10 @@ describe("parseEtcdFlags", () => {
     expect(parseEtcdFlags(["--snapshot-count=500"])).toMatchObject({ run: { snapshotCount: 500 } });
     // etcd replaces 0 with its default.
     expect(parseEtcdFlags(["--snapshot-count", "0"])).toMatchObject({ run: { snapshotCount: 10000 } });
+    // Ours: the :authority mending is the server's default unless the flag says otherwise.
+    expect(parseEtcdFlags([])).toMatchObject({ run: { mendAuthority: undefined } });
+    expect(parseEtcdFlags(["--mend-authority"])).toMatchObject({ run: { mendAuthority: true } });
+    expect(parseEtcdFlags(["--mend-authority=false"])).toMatchObject({ run: { mendAuthority: false } });
   });
 
   it("refuses what etcd refuses, saying how to fix it", () => {

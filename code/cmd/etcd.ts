@@ -24,6 +24,9 @@
  *   was 10000 before v3.2); 0 means the default, as in etcd;
  * - `--in-memory`, ours, not etcd's: keep all data in memory and write nothing to disk (tests and
  *   demos that want a fresh store on every start).
+ * - `--mend-authority`, ours, not etcd's: mend the HTTP/2 `:authority` that etcdctl 3.4's `--cluster`
+ *   commands send (a whole URL, which Node's HTTP/2 refuses; see code/store/v3rpc/h2-authority.ts).
+ *   Off by default: it costs CPU on every request (chapter 1, "How fast is it?").
  * An unknown flag is etcd's one-line error, and exit 2 (cli/run.ts).
  *
  * What etcd does differently: it has many more flags (peers, TLS, auth, quotas, logging), reads
@@ -35,7 +38,7 @@
  */
 import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed/etcd.ts";
 import { jsonLogger } from "../store/pkg/log.ts";
-import { defaultMaxRequestBytes } from "../store/v3rpc/grpc.ts";
+import { defaultMaxRequestBytes, defaultMendAuthority } from "../store/v3rpc/grpc.ts";
 import { etcdVersion } from "../store/v3rpc/maintenance.ts";
 import { defaultSnapshotCount } from "../store/wal/storage.ts";
 import { boolFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
@@ -77,6 +80,10 @@ const flags = {
     },
   ),
   "in-memory": boolFlag("ours, not etcd's: keep everything in memory; write nothing to disk"),
+  "mend-authority": boolFlag(
+    "ours, not etcd's: accept the :authority that etcdctl 3.4's --cluster sends (costs CPU per request)",
+    defaultMendAuthority,
+  ),
 };
 // #endregion flags
 
@@ -104,6 +111,7 @@ const etcd = command({
       maxRequestBytes: f["max-request-bytes"],
       // etcd replaces 0 with its default (and logs a warning).
       snapshotCount: f["snapshot-count"] === 0 ? defaultSnapshotCount : f["snapshot-count"],
+      mendAuthority: f["mend-authority"],
     };
   },
   // Logs go to stderr as zap's JSON lines; embed logs the ready line itself, as etcd's serve.go does.

@@ -9,7 +9,7 @@
  *   says which (an advertised URL with port 0 is given the same port, so `member list` stays
  *   truthful);
  * - a member keeps its data in `dataDir` — the WAL and snapshots in `<data-dir>/member/wal` — and
- *   comes back with it after a restart or a crash (storage.ts); `inMemory` (ours, not etcd's)
+ *   comes back with it after a restart or a crash (wal/storage.ts); `inMemory` (ours, not etcd's)
  *   keeps everything in memory instead, for tests and demos;
  * - shutdown must leave nothing behind: `close()` ends the open watch and keep-alive streams,
  *   waits briefly for requests in flight, stops the gRPC server and the store's timers, and
@@ -18,7 +18,7 @@
  * Invariants:
  * - `startEtcd` either returns a member that serves on every listen URL, or an error value and
  *   nothing left listening (and the WAL closed);
- * - a member holds its data directory's lock (data-dir-lock.ts) from before it reads the WAL
+ * - a member holds its data directory's lock (wal/data-dir-lock.ts) from before it reads the WAL
  *   until after it closed it: a second member on the same directory refuses to start;
  * - a member whose WAL fails stops serving — it can make nothing durable any more — and says so
  *   through `failed`, as etcd exits (`lg.Fatal`) when it cannot save to its WAL;
@@ -45,7 +45,7 @@ export interface EtcdConfig {
   dataDir: string;
   /** Ours, not etcd's: keep everything in memory and write nothing to dataDir. */
   inMemory: boolean;
-  /** --snapshot-count: WAL records between two snapshots (default: storage.ts). */
+  /** --snapshot-count: WAL records between two snapshots (default: wal/storage.ts). */
   snapshotCount?: number;
   /** --listen-client-urls: where to serve the gRPC API (http only). */
   listenClientURLs: string[];
@@ -55,7 +55,7 @@ export interface EtcdConfig {
   maxRequestBytes?: number;
   /** How often idle progress_notify watchers hear the revision (etcd: 10 minutes). */
   progressNotifyInterval?: number;
-  /** Ours: mend etcdctl's `--cluster` `:authority` (v3rpc-server.ts); default true. */
+  /** Ours: mend etcdctl's `--cluster` `:authority` (v3rpc/h2-authority.ts); default: v3rpc/grpc.ts. */
   mendAuthority?: boolean;
   logger?: Logger;
 }
@@ -133,7 +133,7 @@ export async function startEtcd(cfg: EtcdConfig): Promise<Etcd | EmbedError> {
     fail = resolve;
   });
   const identity = { clusterId: cluster.id, memberId: self.id, raftTerm: singleMemberRaftTerm };
-  // One member per data directory (data-dir-lock.ts), taken before anything in it is read.
+  // One member per data directory (wal/data-dir-lock.ts), taken before anything in it is read.
   const lock = cfg.inMemory ? undefined : await acquireDataDirLock(cfg.dataDir);
   if (lock instanceof DataDirLockError) return new EmbedError(lock.message);
   const server = cfg.inMemory

@@ -183,7 +183,7 @@ describe("txn ops", () => {
   });
 
   it("refuses a put keeping the value or lease of a key an earlier delete of the txn removes", () => {
-    // Found by differential.test.ts (seed 17): real etcd crashed on this txn (it checks only the
+    // Found by testing/differential.test.ts (seed 17): real etcd crashed on this txn (it checks only the
     // state before the txn, then panics half-way); ours threw half-way and left its write
     // transaction open, so every later write failed.
     const s = store();
@@ -237,7 +237,7 @@ describe("applyRange (Range request options)", () => {
   });
 
   it("sorting descending keeps keys that tie on the target in ascending key order, as etcd does", () => {
-    // Found by differential.test.ts (seed 3): etcd answered a/y before ab, both with value "".
+    // Found by testing/differential.test.ts (seed 3): etcd answered a/y before ab, both with value "".
     const s = new KVStore();
     s.put(b("k1"), b("same"));
     s.put(b("k2"), b("z"));

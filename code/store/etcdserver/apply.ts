@@ -2,7 +2,7 @@
  * Apply — what etcd's requests mean: Range, Put, DeleteRange and Txn on top of store transactions.
  *
  * Solves:
- * - the store (kvstore-txn.ts) only knows "read keys at a revision", "put", "delete"; requests
+ * - the store (mvcc/kvstore-txn.ts) only knows "read keys at a revision", "put", "delete"; requests
  *   add options with precise meanings: `prev_kv`, `ignore_value`, `ignore_lease`, sorting,
  *   revision filters, `limit` with `more`;
  * - a Txn is compare-and-swap for many keys: evaluate every compare, then run the `success` or
@@ -20,6 +20,7 @@
  *   empty value and a missing key look the same on the wire.
  *
  * @upstream etcd-io/etcd server/etcdserver/apply.go (applierV3backend: Range, Put, DeleteRange, Txn, applyCompare, compareKV, checkRequests)
+ * @upstream etcd-io/etcd server/etcdserver/v3_server.go (isTxnReadonly)
  * @chapter 01-etcd-watch
  */
 

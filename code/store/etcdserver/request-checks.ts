@@ -13,6 +13,11 @@
  * - `success` and `failure` of one txn are exclusive, so the same key may be put in both; but a
  *   key put by a nested txn may not be put or deleted by its parent.
  *
+ * Where: etcd runs these checks in its gRPC layer (v3rpc/key.go), and routes even its in-process
+ * client through that layer. Ours run in the in-process server (server.ts), so that every caller
+ * — gRPC, the API server in process, the exercises — is refused the same way; hence this file
+ * sits here, below the gRPC layer, and not in v3rpc/.
+ *
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/key.go (checkRangeRequest, checkPutRequest, checkTxnRequest, checkIntervals)
  * @upstream etcd-io/etcd api/v3rpc/rpctypes/error.go (ErrGRPCEmptyKey, ErrGRPCTooManyOps, ErrGRPCDuplicateKey, ...)
  * @chapter 01-etcd-watch

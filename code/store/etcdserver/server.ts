@@ -8,7 +8,7 @@
  * - it puts the pieces together the way etcd does: the lessor and the watchable store are wired
  *   so that an expiring lease deletes its keys through a normal write, which watchers see;
  * - it comes in two forms: in memory (`new EtcdServer()`), where every answer is given at once;
- *   and durable (`EtcdServer.open({ dir })`, storage.ts), where an answer that depends on the
+ *   and durable (`EtcdServer.open({ dir })`, wal/storage.ts), where an answer that depends on the
  *   store's newest state is a promise that settles once that state is on disk.
  *
  * Invariants:
@@ -18,7 +18,7 @@
  *   current one for reads and lease calls), plus the cluster/member ids and raft term given at
  *   construction;
  * - durable: no answer reveals a commit that is not on disk yet (`afterCommit`); reads need not
- *   wait, because they see only the published revision (kvstore.ts).
+ *   wait, because they see only the published revision (mvcc/kvstore.ts).
  *
  * What etcd does differently: writes go through raft (proposed, saved to the WAL, replicated,
  * then applied in order) and reads may wait for a linearizable read index; with one member and
@@ -26,7 +26,7 @@
  * modelled.
  *
  * @upstream etcd-io/etcd server/etcdserver/v3_server.go (EtcdServer: Range, Put, DeleteRange, Txn, Compact, LeaseGrant, ...)
- * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/key.go (kvServer)
+ * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/key.go (kvServer: the request checks before each call)
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/lease.go (LeaseServer: LeaseTimeToLive, leaseKeepAlive)
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/header.go (header.fill)
  * @upstream etcd-io/etcd server/etcdserver/server.go (NewServer, EtcdServer.Stop)
@@ -83,7 +83,7 @@ export interface EtcdServerOptions extends Omit<WatchableStoreOptions, "lessor">
   minLeaseTTL?: number;
   /** etcd's --max-txn-ops (default 128). */
   maxTxnOps?: number;
-  /** Identity put in every response header (see membership.ts); 0 when not given. */
+  /** Identity put in every response header (see membership/cluster.ts); 0 when not given. */
   clusterId?: bigint;
   memberId?: bigint;
   raftTerm?: bigint;

@@ -1,14 +1,14 @@
 /**
  * etcd's v3 API messages — the requests and responses of the KV, Lease and Watch services.
  *
- * Solves: the in-process server (etcd-server.ts) and, later, the gRPC server speak the same
+ * Solves: the in-process server (etcdserver/server.ts) and, later, the gRPC server speak the same
  * messages, so a request from real `etcdctl` maps onto these types field for field: each field is
  * the camelCase of its name in rpc.proto (`range_end` → `rangeEnd`, `TTL` stays `TTL`), bytes are
  * `Uint8Array`, int64 are numbers, enums are their names.
  *
  * Invariants:
  * - a field absent here means what the proto3 default means (0, false, empty);
- * - int64 values are numbers and stay below 2^53 (revisions and our lease ids do; see lease.ts);
+ * - int64 values are numbers and stay below 2^53 (revisions and our lease ids do; see lease/lessor.ts);
  *   uint64 ids (cluster, member) are bigints.
  *
  * @upstream etcd-io/etcd api/etcdserverpb/rpc.proto (RangeRequest, PutRequest, TxnRequest, WatchResponse, ...)

@@ -86,7 +86,7 @@ describe("KeyIndex", () => {
   });
 
   it("compact at a revision that deleted the key and created it again keeps the new value", () => {
-    // Found by differential.test.ts (seed 91): a txn deleting from "b/y" on, then putting "d",
+    // Found by testing/differential.test.ts (seed 91): a txn deleting from "b/y" on, then putting "d",
     // then a compaction at that revision — the backend dropped d's value while the index kept
     // pointing at it ("range failed to find revision pair 71.2").
     const ki = new KeyIndex(toBytes("d"));

@@ -32,7 +32,7 @@
  * that no two write transactions are open at once.
  *
  * @upstream etcd-io/etcd server/mvcc/kvstore.go (store, NewStore, Compact, restore)
- * @upstream etcd-io/etcd server/mvcc/kv_view.go (readView, writeView)
+ * @upstream etcd-io/etcd server/mvcc/kv_view.go (readView.Range, writeView.Put, writeView.DeleteRange)
  * @chapter 01-etcd-watch
  */
 import type { Lessor } from "../lease/lessor.ts";
@@ -172,7 +172,7 @@ export class KVStore implements TxnStore {
 
   /**
    * Puts one key in a write transaction of its own; returns the revision of the put. The lease
-   * must exist (a request for an unknown lease is refused above the store, in apply.ts).
+   * must exist (a request for an unknown lease is refused above the store, in etcdserver/apply.ts).
    */
   put(key: Uint8Array, value: Uint8Array, lease = 0): number {
     const txn = this.write();

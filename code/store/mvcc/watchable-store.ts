@@ -23,7 +23,7 @@
  * - a synced watcher's minRev is currentRev + 1 (or its future start revision);
  * - an unsynced watcher's minRev is ≤ currentRev: it still has history to read.
  *
- * @upstream etcd-io/etcd server/mvcc/watchable_store.go (watchableStore, syncWatchers, notify, moveVictims, progressIfSync)
+ * @upstream etcd-io/etcd server/mvcc/watchable_store.go (watchableStore, syncWatchers, notify, moveVictims, progressIfSync, kvsToEvents)
  * @upstream etcd-io/etcd server/mvcc/watchable_store_txn.go (watchableStoreTxnWrite.End)
  * @chapter 01-etcd-watch
  */
@@ -185,7 +185,7 @@ export class WatchableStore extends KVStore implements Watchable {
     }
     if (chosen.size === 0) return this.unsynced.size;
 
-    const evs = recordsToEvents(chosen, this.backend.range(minRev, curRev + 1));
+    const evs = kvsToEvents(chosen, this.backend.range(minRev, curRev + 1));
     const wb = this.newWatcherBatch(chosen, evs, this.batchMaxRevs);
     const victims: WatcherBatch = new Map();
     for (const w of chosen.watchers) {
@@ -333,7 +333,7 @@ export class WatchableStore extends KVStore implements Watchable {
 }
 
 /** The history records that concern the group, as events (etcd's kvsToEvents). */
-function recordsToEvents(wg: WatcherGroup, records: readonly BackendRecord[]): Event[] {
+function kvsToEvents(wg: WatcherGroup, records: readonly BackendRecord[]): Event[] {
   const evs: Event[] = [];
   for (const rec of records) {
     if (!wg.contains(rec.kv.key)) continue;

@@ -134,7 +134,7 @@ describe("WatchStream: what each watch receives", () => {
   });
 
   it("a compaction cancel says canceled with the compact revision; the id stays taken until the client cancels", () => {
-    // Found by differential.test.ts (seed 9): etcd refused a new watch asking for the id of a
+    // Found by testing/differential.test.ts (seed 9): etcd refused a new watch asking for the id of a
     // watch compaction had cancelled ("duplicate watch ID"); ours accepted it.
     const { store, stream } = setup();
     store.put(b("k"), b("1"));

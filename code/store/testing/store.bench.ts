@@ -13,15 +13,19 @@
  * - watch fan-out: 100 watchers on one prefix, each receiving every event of N puts — events
  *   delivered per second.
  * Each figure comes with the ratio ours/etcd. `--json` prints one JSON object instead of the table.
+ * The report says which `:authority` mode ours ran in (v3rpc/h2-authority.ts): the server's
+ * default unless `--mend-authority on|off` says otherwise, and `--mend-authority ab` runs ours
+ * twice, mending off and on, side by side in the same rounds, adding the ratio on/off.
  *
  * Flags: --puts1 N (2000), --puts64 N (10000), --clients N (64), --watchers N (100),
  * --watch-puts N (2000), --value-size N (256), --rounds N (3), --warmup N (2000), --in-process, --json,
+ * --mend-authority on|off|ab (the server's default),
  * --cpu-prof DIR (our server process writes a V8 CPU profile into DIR when it stops: open it in
  * Chrome DevTools' Performance panel to see where a put's time goes).
  *
- * The machine may be shared, and its load changes by the second: so both servers run side by
+ * The machine may be shared, and its load changes by the second: so the servers run side by
  * side and the measurements alternate between them — each measurement is split into `rounds`
- * parts, and each round runs its part on both servers, ours first in odd rounds and etcd first in
+ * parts, and each round runs its part on every server, ours first in odd rounds and etcd first in
  * even ones. The figures add the rounds up; the per-round ratios show how much the load moved.
  *
  * Before the first round, each server gets the same unmeasured warm-up (`--warmup N` puts from 64
@@ -36,11 +40,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Etcd3 } from "etcd3";
 import { type Etcd, startEtcd } from "../embed/etcd.ts";
+import { defaultMendAuthority } from "../v3rpc/grpc.ts";
 
 const etcdBinary = "/usr/bin/etcd";
 
@@ -65,6 +70,21 @@ const opts = {
   rounds: flag("rounds", 3),
   warmup: flag("warmup", 2000, 0),
 };
+/**
+ * `--mend-authority on|off|ab`: run ours with the HTTP/2 `:authority` mending on or off
+ * (h2-authority.ts), or `ab`: both, as two servers side by side in the same rounds. Default: the
+ * server's default.
+ */
+const mendModes: boolean[] = (() => {
+  const i = process.argv.indexOf("--mend-authority");
+  if (i < 0) return [defaultMendAuthority];
+  const v = process.argv[i + 1];
+  if (v === "on") return [true];
+  if (v === "off") return [false];
+  if (v === "ab") return [false, true];
+  console.error(`--mend-authority needs on, off or ab, got "${v ?? ""}"`);
+  process.exit(2);
+})();
 const json = process.argv.includes("--json");
 const inProcess = process.argv.includes("--in-process");
 const cpuProfDir = (() => {
@@ -104,7 +124,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 // ---- the two targets ----
 
 interface Target {
-  name: "ours" | "etcd";
+  /** "etcd", or "ours" — "ours-mend-on" / "ours-mend-off" when both modes run. */
+  name: string;
+  /** Ours only: whether its listener mends the `:authority` (h2-authority.ts). */
+  mendAuthority?: boolean;
   endpoint: string;
   /** The server's process id, when it runs in its own process: its CPU time is read from /proc. */
   pid?: number;
@@ -130,8 +153,8 @@ function cpuMs(pid: number | undefined): number | undefined {
 const etcdCommand = fileURLToPath(new URL("../../cmd/etcd.ts", import.meta.url));
 
 /** Our `etcd` command in a child process (node with tsx as a loader), on a free port. */
-async function startOurs(): Promise<Target> {
-  if (inProcess) return startOursInProcess();
+async function startOurs(mendAuthority: boolean, name: string): Promise<Target> {
+  if (inProcess) return startOursInProcess(mendAuthority, name);
   const dataDir = tempDir("ours");
   const child = spawn(
     process.execPath,
@@ -143,6 +166,7 @@ async function startOurs(): Promise<Target> {
       `--data-dir=${dataDir}`,
       "--listen-client-urls=http://127.0.0.1:0",
       "--advertise-client-urls=http://127.0.0.1:0",
+      `--mend-authority=${mendAuthority}`,
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
@@ -158,7 +182,8 @@ async function startOurs(): Promise<Target> {
     child.once("exit", () => reject(new Error(`our etcd exited before serving: ${stderr}`)));
   });
   return {
-    name: "ours",
+    name,
+    mendAuthority,
     endpoint: address,
     pid: child.pid,
     close: async () => {
@@ -171,9 +196,10 @@ async function startOurs(): Promise<Target> {
   };
 }
 
-async function startOursInProcess(): Promise<Target> {
+async function startOursInProcess(mendAuthority: boolean, name: string): Promise<Target> {
   const dataDir = tempDir("ours");
   const started = await startEtcd({
+    mendAuthority,
     name: "bench",
     dataDir,
     inMemory: false,
@@ -182,7 +208,7 @@ async function startOursInProcess(): Promise<Target> {
   });
   if (started instanceof Error) throw started;
   const etcd: Etcd = started;
-  return { name: "ours", endpoint: etcd.clientAddresses[0], close: () => etcd.close() };
+  return { name, mendAuthority, endpoint: etcd.clientAddresses[0], close: () => etcd.close() };
 }
 
 function freePort(): Promise<number> {
@@ -447,13 +473,14 @@ function rate(r: PutResult | WatchResult): number {
 /** Runs every measurement on every target, alternating as the header describes. */
 async function benchAll(
   targets: Target[],
-): Promise<{ results: TargetResult[]; roundRatios: Record<Measure, number[]> }> {
+): Promise<{ results: TargetResult[]; roundRates: Record<Measure, number[][]> }> {
   const parts = targets.map(() => ({
     puts1: [] as PutResult[],
     putsMany: [] as PutResult[],
     watch: [] as WatchResult[],
   }));
-  const roundRatios: Record<Measure, number[]> = { puts1: [], putsMany: [], watch: [] };
+  /** Per measurement, per round: each target's throughput (for the per-round ratios). */
+  const roundRates: Record<Measure, number[][]> = { puts1: [], putsMany: [], watch: [] };
   if (opts.warmup > 0) {
     for (const target of targets) {
       progress(`warm-up: ${target.name}: ${opts.warmup} puts from ${opts.clients} clients, a short watch`);
@@ -472,7 +499,7 @@ async function benchAll(
         else parts[i][what].push(r as PutResult);
         rates[i] = rate(r);
       }
-      if (targets.length === 2) roundRatios[what].push(rates[0] / rates[1]);
+      roundRates[what].push(rates);
     }
   }
   const results = parts.map((p) => ({
@@ -480,7 +507,7 @@ async function benchAll(
     putsMany: mergePuts(p.putsMany),
     watch: mergeWatch(p.watch),
   }));
-  return { results, roundRatios };
+  return { results, roundRates };
 }
 
 // ---- report ----
@@ -491,33 +518,60 @@ function fmt(n: number, digits = 0): string {
 
 async function main(): Promise<void> {
   const haveEtcd = existsSync(etcdBinary);
-  progress(`starting our store (durable, temp data dir, ${inProcess ? "in this process" : "own process"})`);
-  const targets = [await startOurs()];
+  const targets: Target[] = [];
   try {
+    for (const mend of mendModes) {
+      const name = mendModes.length > 1 ? `ours-mend-${mend ? "on" : "off"}` : "ours";
+      progress(
+        `starting ${name} (durable, temp data dir, ${inProcess ? "in this process" : "own process"}, ` +
+          `:authority mending ${mend ? "on" : "off"})`,
+      );
+      targets.push(await startOurs(mend, name));
+    }
     if (haveEtcd) {
       progress(`starting real etcd (${etcdBinary}, temp data dir)`);
       targets.push(await startRealEtcd());
     } else {
       console.error("real etcd not found (install: sudo apt-get install -y etcd-server) — ours only");
     }
-    const { results, roundRatios } = await benchAll(targets);
-    report(results[0], results[1], roundRatios);
+    const loadBefore = loadavg()[0];
+    const { results, roundRates } = await benchAll(targets);
+    report(targets, results, roundRates, [loadBefore, loadavg()[0]]);
   } finally {
     for (const t of targets) await t.close();
   }
 }
 
+/** The throughput ratios the report prints: each of ours against etcd, and mending on against off. */
+function ratioPairs(targets: Target[]): { label: string; a: number; b: number }[] {
+  const etcd = targets.findIndex((t) => t.name === "etcd");
+  const ours = targets.map((t, i) => ({ t, i })).filter(({ t }) => t.name !== "etcd");
+  const pairs = etcd < 0 ? [] : ours.map(({ t, i }) => ({ label: `${t.name}/etcd`, a: i, b: etcd }));
+  const on = ours.find(({ t }) => t.mendAuthority === true);
+  const off = ours.find(({ t }) => t.mendAuthority === false);
+  if (on && off) pairs.push({ label: "mend on/off", a: on.i, b: off.i });
+  return pairs;
+}
+
+function mendLabel(t: Target): string {
+  return t.mendAuthority ? "on" : "off";
+}
+
+/** `load` is the 1-minute load average before and after the rounds: how busy the machine was. */
 function report(
-  ours: TargetResult,
-  etcd: TargetResult | undefined,
-  roundRatios: Record<Measure, number[]>,
+  targets: Target[],
+  results: TargetResult[],
+  roundRates: Record<Measure, number[][]>,
+  load: [number, number],
 ): void {
-  const ratio = (a: number, b: number | undefined) => (b ? a / b : undefined);
-  const ratios = etcd && {
-    puts1PerSec: ratio(ours.puts1.putsPerSec, etcd.puts1.putsPerSec),
-    putsManyPerSec: ratio(ours.putsMany.putsPerSec, etcd.putsMany.putsPerSec),
-    watchEventsPerSec: ratio(ours.watch.eventsPerSec, etcd.watch.eventsPerSec),
-  };
+  const pairs = ratioPairs(targets);
+  const throughput = (r: TargetResult, m: Measure) =>
+    m === "watch" ? r.watch.eventsPerSec : m === "puts1" ? r.puts1.putsPerSec : r.putsMany.putsPerSec;
+  const mendNote = targets
+    .filter((t) => t.name !== "etcd")
+    .map((t) => `${t.name}: :authority mending ${mendLabel(t)}`)
+    .join("; ");
+  const defaultNote = `the server's default is ${defaultMendAuthority ? "on" : "off"}`;
 
   if (json) {
     const strip = (r: TargetResult) => ({
@@ -525,69 +579,85 @@ function report(
       puts1: { ...r.puts1, latencies: undefined },
       putsMany: { ...r.putsMany, latencies: undefined },
     });
+    const measures: Measure[] = ["puts1", "putsMany", "watch"];
     console.log(
       JSON.stringify({
-        options: { ...opts, inProcess },
-        ours: strip(ours),
-        etcd: etcd ? strip(etcd) : null,
-        ratios: ratios ?? null,
-        roundRatios: etcd ? roundRatios : null,
+        options: { ...opts, inProcess, mendAuthority: mendModes, defaultMendAuthority },
+        loadAverage: { before: load[0], after: load[1], cpus: cpus().length },
+        targets: targets.map((t, i) => ({
+          name: t.name,
+          mendAuthority: t.mendAuthority,
+          ...strip(results[i]),
+        })),
+        ratios: Object.fromEntries(
+          pairs.map((p) => [
+            p.label,
+            Object.fromEntries(
+              measures.map((m) => [m, throughput(results[p.a], m) / throughput(results[p.b], m)]),
+            ),
+          ]),
+        ),
+        roundRatios: Object.fromEntries(
+          pairs.map((p) => [
+            p.label,
+            Object.fromEntries(
+              measures.map((m) => [m, roundRates[m].map((rates) => rates[p.a] / rates[p.b])]),
+            ),
+          ]),
+        ),
       }),
     );
     return;
   }
 
-  const rows: string[][] = [["measure", "ours", "etcd", "ours/etcd"]];
-  const putRows = (label: string, o: PutResult, e: PutResult | undefined) => {
-    rows.push([
-      `${label} puts/s`,
-      fmt(o.putsPerSec),
-      e ? fmt(e.putsPerSec) : "-",
-      e ? fmt(o.putsPerSec / e.putsPerSec, 2) : "-",
-    ]);
-    rows.push([
-      `${label} p50 ms`,
-      fmt(o.p50Ms, 2),
-      e ? fmt(e.p50Ms, 2) : "-",
-      e ? fmt(o.p50Ms / e.p50Ms, 2) : "-",
-    ]);
-    rows.push([
-      `${label} p99 ms`,
-      fmt(o.p99Ms, 2),
-      e ? fmt(e.p99Ms, 2) : "-",
-      e ? fmt(o.p99Ms / e.p99Ms, 2) : "-",
-    ]);
-    cpuRow(`${label} server CPU µs/put`, o.serverCpuUsPerPut, e?.serverCpuUsPerPut);
+  const rows: string[][] = [["measure", ...targets.map((t) => t.name), ...pairs.map((p) => p.label)]];
+  const ratio = (p: { a: number; b: number }, get: (r: TargetResult) => number | undefined) => {
+    const a = get(results[p.a]);
+    const b = get(results[p.b]);
+    return a !== undefined && b ? fmt(a / b, 2) : "-";
   };
-  const cpuRow = (label: string, o: number | undefined, e: number | undefined) => {
-    if (o === undefined) return;
-    rows.push([label, fmt(o), e !== undefined ? fmt(e) : "-", e ? fmt(o / e, 2) : "-"]);
+  const row = (label: string, get: (r: TargetResult) => number | undefined, digits = 0) => {
+    if (get(results[0]) === undefined) return;
+    rows.push([
+      label,
+      ...results.map((r) => {
+        const v = get(r);
+        return v === undefined ? "-" : fmt(v, digits);
+      }),
+      ...pairs.map((p) => ratio(p, get)),
+    ]);
   };
-  putRows(`1 client, ${opts.puts1}`, ours.puts1, etcd?.puts1);
-  putRows(`${opts.clients} clients, ${opts.putsMany}`, ours.putsMany, etcd?.putsMany);
-  rows.push([
-    `watch ${opts.watchers}×${opts.watchPuts} events/s`,
-    fmt(ours.watch.eventsPerSec),
-    etcd ? fmt(etcd.watch.eventsPerSec) : "-",
-    ratios?.watchEventsPerSec ? fmt(ratios.watchEventsPerSec, 2) : "-",
-  ]);
-  cpuRow("watch server CPU µs/event", ours.watch.serverCpuUsPerEvent, etcd?.watch.serverCpuUsPerEvent);
+  const putRows = (label: string, pick: (r: TargetResult) => PutResult) => {
+    row(`${label} puts/s`, (r) => pick(r).putsPerSec);
+    row(`${label} p50 ms`, (r) => pick(r).p50Ms, 2);
+    row(`${label} p99 ms`, (r) => pick(r).p99Ms, 2);
+    row(`${label} server CPU µs/put`, (r) => pick(r).serverCpuUsPerPut);
+  };
+  putRows(`1 client, ${opts.puts1}`, (r) => r.puts1);
+  putRows(`${opts.clients} clients, ${opts.putsMany}`, (r) => r.putsMany);
+  row(`watch ${opts.watchers}×${opts.watchPuts} events/s`, (r) => r.watch.eventsPerSec);
+  row("watch server CPU µs/event", (r) => r.watch.serverCpuUsPerEvent);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   console.log(
-    `\nstore benchmark — ${opts.valueSize}-byte values, distinct keys, etcd3 npm client over gRPC, fsync on, ours ${inProcess ? "in the client's process" : "in its own process"}\n`,
+    `\nstore benchmark — ${opts.valueSize}-byte values, distinct keys, etcd3 npm client over gRPC, fsync on, ours ${inProcess ? "in the client's process" : "in its own process"}`,
+  );
+  console.log(`${mendNote} (${defaultNote}; --mend-authority on|off|ab)`);
+  console.log(
+    `load average (1 min) ${fmt(load[0], 2)} before the rounds, ${fmt(load[1], 2)} after, on ${cpus().length} CPUs\n`,
   );
   for (const [i, r] of rows.entries()) {
     console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  "));
     if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
   }
   console.log(
-    "\n(latency and CPU ratios: above 1 means ours is slower or costlier; throughput ratios: below 1 means ours is slower)",
+    "\n(latency and CPU ratios: above 1 means the first is slower or costlier; throughput ratios: below 1 means it is slower)",
   );
-  if (etcd) {
-    const list = (xs: number[]) => xs.map((x) => fmt(x, 2)).join(", ");
+  const list = (xs: number[]) => xs.map((x) => fmt(x, 2)).join(", ");
+  for (const p of pairs) {
+    const per = (m: Measure) => list(roundRates[m].map((rates) => rates[p.a] / rates[p.b]));
     console.log(
-      `throughput ratio in each round — 1 client: ${list(roundRatios.puts1)}; ${opts.clients} clients: ` +
-        `${list(roundRatios.putsMany)}; watch: ${list(roundRatios.watch)}`,
+      `${p.label} throughput in each round — 1 client: ${per("puts1")}; ${opts.clients} clients: ` +
+        `${per("putsMany")}; watch: ${per("watch")}`,
     );
   }
 }

@@ -349,24 +349,31 @@ describe("bad input never crashes the server", () => {
   });
 });
 
-describe("without the :authority mending (mendAuthority: false)", () => {
-  it("serves on gRPC's own listener; a client with a host:port authority works as before", async () => {
-    const plain = await startEtcd({
-      name: "plain",
+describe("with the :authority mending (mendAuthority: true)", () => {
+  it("serves through the mending listener; a client with a host:port authority works as before", async () => {
+    const mended = await startEtcd({
+      name: "mended",
       dataDir: "",
       inMemory: true,
       listenClientURLs: ["http://127.0.0.1:0"],
       advertiseClientURLs: ["http://127.0.0.1:0"],
-      mendAuthority: false,
+      mendAuthority: true,
     });
-    if (plain instanceof Error) throw plain;
-    const client = new Etcd3({ hosts: plain.clientAddresses[0] });
+    if (mended instanceof Error) throw mended;
+    const client = new Etcd3({ hosts: mended.clientAddresses[0] });
     try {
-      await client.put("plain/a").value("1");
-      expect(await client.get("plain/a").string()).toBe("1");
+      await client.put("mended/a").value("1");
+      expect(await client.get("mended/a").string()).toBe("1");
+      const events: string[] = [];
+      const watcher = await client.watch().key("mended/a").create();
+      watcher.on("put", (kv) => events.push(kv.value.toString()));
+      await client.put("mended/a").value("2");
+      await waitFor(() => events.length === 1, "the watch event through the mender");
+      expect(events).toEqual(["2"]);
+      await watcher.cancel();
     } finally {
       client.close();
-      await plain.close();
+      await mended.close();
     }
   });
 });

@@ -5,7 +5,7 @@
  * Solves:
  * - the in-process server (etcdserver/server.ts) already answers etcd's requests with etcd's responses;
  *   this file puts it on the wire: it decodes each protobuf request (etcdserverpb/rpc.proto, loaded by
- *   etcdserverpb/rpc-pb.ts) into the TypeScript shapes of rpc.ts, calls the matching method, and encodes the answer;
+ *   etcdserverpb/rpc-pb.ts) into the TypeScript shapes of etcdserverpb/rpc.ts, calls the matching method, and encodes the answer;
  * - an error must reach the client as etcd sends it — a gRPC status code plus etcd's text, word
  *   for word — because clients decide on the code and print the text
  *   (`Error: etcdserver: mvcc: required revision has been compacted`);
@@ -26,7 +26,9 @@
  * interceptors for auth, metrics, logging and request tracing. And Go's HTTP/2 accepts what
  * Node's refuses: etcdctl 3.4's `endpoint status --cluster` dials each advertised URL with the
  * whole URL (`http://127.0.0.1:2379`) as the HTTP/2 `:authority`, which Node's nghttp2 resets as
- * a protocol error; so our listener mends that header on the way in (h2-authority.ts).
+ * a protocol error; so, when asked (`mendAuthority`, the etcd command's `--mend-authority`), our
+ * listener mends that header on the way in (h2-authority.ts). Off by default: it costs CPU on
+ * every byte, and only that one etcdctl flag needs it.
  *
  * @upstream etcd-io/etcd server/etcdserver/api/v3rpc/grpc.go (Server: grpc.MaxRecvMsgSize, RegisterKVServer, ...)
  * @upstream etcd-io/etcd server/embed/config.go (DefaultMaxRequestBytes)
@@ -51,6 +53,15 @@ export const defaultMaxRequestBytes = 1.5 * 1024 * 1024;
 /** What etcd adds to the request limit for gRPC's own framing (grpcOverheadBytes). */
 export const grpcOverheadBytes = 512 * 1024;
 
+/**
+ * Whether the listener mends etcdctl's `--cluster` `:authority` unless told (h2-authority.ts):
+ * no. With it, every byte in and out passes through JavaScript on its way to Node's HTTP/2; the
+ * store benchmark (`--mend-authority ab`, eight runs) measured +17% server CPU per 1-client put
+ * and +24% per watch event with it on, and 10% fewer watch events a second (medians; chapter 1,
+ * "How fast is it?") — and only `etcdctl endpoint status/health --cluster` needs it.
+ */
+export const defaultMendAuthority = false;
+
 export interface V3RPCServerOptions {
   /** Who we are, for MemberList and Status. */
   cluster: Cluster;
@@ -60,8 +71,9 @@ export interface V3RPCServerOptions {
   /** How often watchers with progress_notify hear the revision when idle (etcd: 10 minutes). */
   progressNotifyInterval?: number;
   /**
-   * Mend the `:authority` etcdctl's `--cluster` sends (h2-authority.ts); default true. It costs
-   * CPU: every byte then passes through JavaScript on its way to and from Node's HTTP/2.
+   * Mend the `:authority` etcdctl's `--cluster` sends (h2-authority.ts); default
+   * `defaultMendAuthority`. It costs CPU: every byte then passes through JavaScript on its way to
+   * and from Node's HTTP/2.
    */
   mendAuthority?: boolean;
 }
@@ -126,12 +138,13 @@ export class V3RPCServer {
 
   // #region listen
   /**
-   * Starts serving on `host:port` (port 0 picks a free one); resolves to the port bound. We accept
-   * the connections ourselves and hand each to gRPC through an AuthorityMender (h2-authority.ts),
-   * so that etcdctl's `endpoint status --cluster` is not reset by Node's HTTP/2 layer.
+   * Starts serving on `host:port` (port 0 picks a free one); resolves to the port bound. By
+   * default gRPC binds the port itself. With `mendAuthority`, we accept the connections ourselves
+   * and hand each to gRPC through an AuthorityMender (h2-authority.ts), so that etcdctl's
+   * `endpoint status --cluster` is not reset by Node's HTTP/2 layer.
    */
   listen(hostPort: string): Promise<number> {
-    if (this.opts.mendAuthority === false) {
+    if (!(this.opts.mendAuthority ?? defaultMendAuthority)) {
       return new Promise((resolve, reject) => {
         this.grpcServer.bindAsync(hostPort, grpc.ServerCredentials.createInsecure(), (err, port) =>
           err ? reject(err) : resolve(port),

@@ -11,6 +11,10 @@
  * and replaces every character it refuses with `_` (`http:__127.0.0.1:2379`). Nothing on our
  * side reads `:authority`, so the mended value serves as well as any.
  *
+ * Off by default (grpc.ts, `defaultMendAuthority`): the only client that needs it is that one
+ * etcdctl flag, and passing every byte through JavaScript costs the server CPU on every request
+ * (the store benchmark's `--mend-authority ab` measures it). `etcd --mend-authority` turns it on.
+ *
  * How, and why it stays small:
  * - HTTP/2 frames are passed on untouched except HEADERS and CONTINUATION, which together carry a
  *   request's header block (HPACK, RFC 7541). A block is re-sent only if a field was mended: as one

@@ -56,8 +56,8 @@ export class FilePipeline {
   /** Starts preparing the next segment, unless one is prepared or being prepared. */
   prepare(): void {
     if (this.next) return;
-    this.next = this.allocate();
-    this.next.catch(() => {}); // reported by the `take` that awaits it
+    this.next = this.alloc();
+    this.next.catch(() => {}); // reported by the `open` that awaits it
   }
 
   /**
@@ -65,7 +65,7 @@ export class FilePipeline {
    * preparing the one after it. The new name's directory entry must survive a power cut before
    * any record written to it is acknowledged: fsync the directory.
    */
-  async take(seq: number, revision: number): Promise<Segment> {
+  async open(seq: number, revision: number): Promise<Segment> {
     this.prepare();
     const next = this.next!;
     this.next = undefined;
@@ -93,7 +93,7 @@ export class FilePipeline {
    * Writes the whole file with zeros and fsyncs it. Writing — not ftruncate, which leaves a
    * hole — is what makes the file system allocate the blocks now (Node has no fallocate(2)).
    */
-  private async allocate(): Promise<string> {
+  private async alloc(): Promise<string> {
     const path = join(this.dir, PREPARED_SEGMENT);
     const file = await open(path, "w");
     try {

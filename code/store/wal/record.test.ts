@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   decodeFrame,
-  decodeLengthField,
+  decodeFrameSize,
   encodeFrame,
-  encodeLengthField,
+  encodeFrameSize,
   FRAME_HEADER_BYTES,
   MAX_BODY_BYTES,
   paddingFor,
@@ -39,19 +39,19 @@ describe("frame size", () => {
     for (let body = 8; body < 40; body++) {
       const pad = paddingFor(body);
       expect((FRAME_HEADER_BYTES + body + pad) % 8).toBe(0);
-      expect(decodeLengthField(encodeLengthField(body))).toEqual({ bodyBytes: body, padBytes: pad });
-      const top = Number(encodeLengthField(body) >> 56n);
+      expect(decodeFrameSize(encodeFrameSize(body))).toEqual({ bodyBytes: body, padBytes: pad });
+      const top = Number(encodeFrameSize(body) >> 56n);
       expect(top).toBe(pad === 0 ? 0 : 0x80 | pad);
     }
   });
 
   it("rejects length fields it could not have written", () => {
-    expect(decodeLengthField(0n)).toMatch(/shorter than a revision/);
-    expect(decodeLengthField(BigInt(MAX_BODY_BYTES + 8))).toMatch(/exceeds/);
+    expect(decodeFrameSize(0n)).toMatch(/shorter than a revision/);
+    expect(decodeFrameSize(BigInt(MAX_BODY_BYTES + 8))).toMatch(/exceeds/);
     // body 9 needs 3 bytes of padding (12 + 9 + 3 = 24): marker 0x83, not 0x85 or none
-    expect(decodeLengthField(9n | (0x85n << 56n))).toMatch(/padding byte 0x85/);
-    expect(decodeLengthField(9n)).toMatch(/padding byte 0x0/);
-    expect(decodeLengthField(9n | (0x83n << 56n))).toEqual({ bodyBytes: 9, padBytes: 3 });
+    expect(decodeFrameSize(9n | (0x85n << 56n))).toMatch(/padding byte 0x85/);
+    expect(decodeFrameSize(9n)).toMatch(/padding byte 0x0/);
+    expect(decodeFrameSize(9n | (0x83n << 56n))).toEqual({ bodyBytes: 9, padBytes: 3 });
   });
 });
 

@@ -68,7 +68,7 @@ export function paddingFor(bodyBytes: number): number {
 }
 
 /** The 64-bit length field: the body length, plus etcd's padding marker in the top byte. */
-export function encodeLengthField(bodyBytes: number): bigint {
+export function encodeFrameSize(bodyBytes: number): bigint {
   const padBytes = paddingFor(bodyBytes);
   const marker = padBytes === 0 ? 0n : BigInt(PADDING_MARKER | padBytes) << 56n;
   return BigInt(bodyBytes) | marker;
@@ -79,7 +79,7 @@ export function encodeLengthField(bodyBytes: number): bigint {
  * even though it follows from the length: a top byte that disagrees with the length is one more
  * way to see damage.
  */
-export function decodeLengthField(field: bigint): { bodyBytes: number; padBytes: number } | string {
+export function decodeFrameSize(field: bigint): { bodyBytes: number; padBytes: number } | string {
   const top = Number(field >> 56n);
   const low = field & ((1n << 56n) - 1n);
   if (low < BigInt(REVISION_BYTES)) return `body length ${low} is shorter than a revision`;
@@ -110,7 +110,7 @@ export function encodeFrame(record: WALRecord, previousCrc: number): { bytes: Ui
   const body = bytes.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + bodyBytes);
   const crc = crc32c(body, previousCrc);
 
-  view.setBigUint64(0, encodeLengthField(bodyBytes), true);
+  view.setBigUint64(0, encodeFrameSize(bodyBytes), true);
   view.setUint32(8, crc, true);
   return { bytes, crc };
 }
@@ -145,7 +145,7 @@ export function decodeFrame(bytes: Uint8Array, offset: number, previousCrc: numb
   if (available < 8) return { ok: false, problem: { kind: "short-length", available } };
 
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const size = decodeLengthField(view.getBigUint64(offset, true));
+  const size = decodeFrameSize(view.getBigUint64(offset, true));
   if (typeof size === "string") return { ok: false, problem: { kind: "invalid-length", detail: size } };
 
   const frameBytes = FRAME_HEADER_BYTES + size.bodyBytes + size.padBytes;

@@ -4,7 +4,7 @@
  * Mirrors etcd-io/etcd api/etcdserverpb/raft_internal.proto.
  *
  * Solves:
- * - a commit (kvstore.ts, `Commit`) must become bytes the WAL can keep and come back exactly after
+ * - a commit (mvcc/kvstore.ts, `Commit`) must become bytes the WAL can keep and come back exactly after
  *   a restart, although keys and values are arbitrary bytes;
  * - every write pays for its encoding, and every snapshot encodes the whole store: so the format
  *   is binary, fixed-width fields in a fixed order, and keys and values are copied in as they are

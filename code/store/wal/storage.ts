@@ -21,8 +21,8 @@
  *    order is the commit order.
  * 3. durable — the WAL resolves the append once the fsync covering it returned.
  * 4. publish — only now, in commit order, the revision becomes the store's current revision:
- *    reads see it, watchers are sent its events (kvstore.ts, watchable-store.ts).
- * 5. answer — the client gets its response (etcd-server.ts waits for `sync()`).
+ *    reads see it, watchers are sent its events (mvcc/kvstore.ts, mvcc/watchable-store.ts).
+ * 5. answer — the client gets its response (etcdserver/server.ts waits for `sync()`).
  * A crash before step 3 loses the write — but nobody saw it: no answer, no event, no read.
  * A compaction takes the same path: committed (the next one is judged against it), appended,
  * and carried out — reads below it fail, its history goes — only at step 4.
@@ -92,7 +92,7 @@ export { StorageError } from "./storage-format.ts";
 export const defaultSnapshotCount = 10_000;
 
 export interface StorageOptions {
-  /** Where the WAL segments and snapshots live (embed.ts: `<data-dir>/member/wal`). */
+  /** Where the WAL segments and snapshots live (embed/etcd.ts: `<data-dir>/member/wal`). */
   dir: string;
   /** Records after which a snapshot is saved (etcd's --snapshot-count). */
   snapshotCount?: number;

@@ -13,7 +13,7 @@
  *   off (repair.ts), and damage anywhere else stops the start with the file and byte offset,
  *   instead of silently losing data;
  * - an fdatasync after appending to a growing file must also commit its new size and blocks,
- *   which roughly doubles its cost: segments are created at their full size (SEGMENT_SIZE_BYTES,
+ *   which roughly doubles its cost: segments are created at their full size (SegmentSizeBytes,
  *   zero-filled), the next one is prepared in the background (file-pipeline.ts), and a full
  *   segment is cut;
  * - the log must not grow forever: `saveSnapshot` starts a new segment, writes the snapshot, and
@@ -73,7 +73,7 @@ export interface WALOptions {
   fsync?: Fsync;
   /** Where repairs and file removals are reported. Default: stderr. */
   log?: (line: string) => void;
-  /** The size each segment is preallocated to, and cut at when full. Default: SEGMENT_SIZE_BYTES. */
+  /** The size each segment is preallocated to, and cut at when full. Default: SegmentSizeBytes. */
   segmentBytes?: number;
 }
 
@@ -83,7 +83,7 @@ export interface WALOptions {
  * its fdatasync flushes only the data — not the size and block-allocation metadata that an
  * append to a growing file makes it commit too.
  */
-export const SEGMENT_SIZE_BYTES = 64 * 1024 * 1024;
+export const SegmentSizeBytes = 64 * 1024 * 1024;
 
 /** What `WAL.open` recovered: the newest snapshot (if any) and every record after it, in order. */
 export interface RecoveredWAL {
@@ -310,7 +310,7 @@ export class WAL {
 
   /** Switches appending to a new segment (run from the queue, after the old one is fsynced). */
   private async startSegment(seq: number, revision: number): Promise<Segment> {
-    const next = await this.pipeline.take(seq, revision);
+    const next = await this.pipeline.open(seq, revision);
     await this.segment.file.close();
     this.segment = next;
     this.log(`wal: started segment ${next.path}`);
@@ -340,7 +340,7 @@ export class WAL {
     await mkdir(dir, { recursive: true });
     const snapshotter = new Snapshotter(dir, fsync, log);
 
-    const pipeline = new FilePipeline(dir, options.segmentBytes ?? SEGMENT_SIZE_BYTES, fsync);
+    const pipeline = new FilePipeline(dir, options.segmentBytes ?? SegmentSizeBytes, fsync);
     const names = (await readdir(dir)).sort();
     await snapshotter.removeTemps(names);
     // A segment being prepared when the process stopped holds no records.
@@ -355,7 +355,7 @@ export class WAL {
 
     if (segments.length === 0 && snapshot === undefined) {
       // A new, empty store.
-      const first = await pipeline.take(0, 0);
+      const first = await pipeline.open(0, 0);
       const wal = new WAL(dir, first, 0, snapshotter, fsync, options.fsync ?? fdatasync, log, pipeline);
       return { wal, snapshot: undefined, records: [] };
     }
