@@ -283,3 +283,57 @@ export function toValue(root: JSONNode): unknown {
 export function kindWord(node: JSONNode): string {
   return node.kind;
 }
+
+/** The tree of a JS value (a patched object): numbers keep JS's text for them. Iterative. */
+export function fromValue(root: unknown): JSONNode {
+  const leaf = (v: unknown): JSONNode => {
+    if (v === null || v === undefined) return { kind: "null" };
+    if (typeof v === "string") return { kind: "string", value: v };
+    if (typeof v === "number") return { kind: "number", text: String(v) };
+    if (typeof v === "boolean") return { kind: "bool", value: v };
+    return Array.isArray(v) ? { kind: "array", items: [] } : { kind: "object", entries: [] };
+  };
+  const out = leaf(root);
+  const work: [unknown, JSONNode][] = [[root, out]];
+  while (work.length > 0) {
+    const [v, node] = work.pop() as [unknown, JSONNode];
+    if (node.kind === "array") {
+      for (const item of v as unknown[]) {
+        const child = leaf(item);
+        node.items.push(child);
+        work.push([item, child]);
+      }
+    } else if (node.kind === "object") {
+      for (const [k, item] of Object.entries(v as Record<string, unknown>)) {
+        if (item === undefined) continue;
+        const child = leaf(item);
+        node.entries.push([k, child]);
+        work.push([item, child]);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * The duplicate keys of an untyped document, as sigs.k8s.io/json's UnmarshalStrict into a
+ * map[string]interface{} names them (`duplicate field "spec.replicas"`, `[0].op`). Iterative.
+ */
+export function duplicateFields(root: JSONNode): string[] {
+  const out: string[] = [];
+  const work: [JSONNode, string][] = [[root, ""]];
+  while (work.length > 0 && out.length < 100) {
+    const [node, path] = work.pop() as [JSONNode, string];
+    if (node.kind === "array") node.items.forEach((item, i) => work.push([item, `${path}[${i}]`]));
+    else if (node.kind === "object") {
+      const seen = new Set<string>();
+      for (const [k, item] of node.entries) {
+        const p = path ? `${path}.${k}` : k;
+        if (seen.has(k)) out.push(`duplicate field ${JSON.stringify(p)}`);
+        seen.add(k);
+        work.push([item, p]);
+      }
+    }
+  }
+  return out;
+}

@@ -29,7 +29,7 @@ import { parseDocument } from "yaml";
 import type { KubeObject } from "../../api/meta.ts";
 import { newBadRequest, type StatusError } from "../errors.ts";
 import { messageFor } from "../protobuf/registry.ts";
-import { type JSONNode, JSONSyntaxError, parseJSONTree, toValue } from "./json-tree.ts";
+import { fromValue, type JSONNode, JSONSyntaxError, parseJSONTree, toValue } from "./json-tree.ts";
 import { UnmarshalError, unmarshal } from "./unmarshal.ts";
 
 export interface GroupVersionKind {
@@ -153,28 +153,57 @@ function yamlToJSON(
   } catch (e) {
     return { error: `yaml: ${(e as Error).message.split("\n")[0]}` };
   }
-  const strictErrors: string[] = [];
-  if (strict) {
-    const duplicates = parseDocument(text, { logLevel: "silent" }).errors.filter(
-      (e) => e.code === "DUPLICATE_KEY",
-    );
-    if (duplicates.length > 0) {
-      const lines = text.split("\n");
-      const each = duplicates.map((e) => {
-        const line = e.linePos?.[0].line ?? 0;
-        const key = (lines[line - 1] ?? "").trim().replace(/^- /, "").split(":")[0];
-        return `  line ${line}: key ${JSON.stringify(key)} already set in map`;
-      });
-      strictErrors.push(`yaml: unmarshal errors:\n${each.join("\n")}`);
-    }
-  }
-  return { json, strictErrors };
+  const duplicates = strict ? yamlDuplicateKeys(text) : undefined;
+  return { json, strictErrors: duplicates ? [duplicates] : [] };
+}
+
+/**
+ * goyaml's strict error for keys given twice in one mapping (`yaml: unmarshal errors:\n  line 5:
+ * key "name" already set in map`), or undefined when there are none.
+ */
+export function yamlDuplicateKeys(text: string): string | undefined {
+  const duplicates = parseDocument(text, { logLevel: "silent" }).errors.filter(
+    (e) => e.code === "DUPLICATE_KEY",
+  );
+  if (duplicates.length === 0) return undefined;
+  const lines = text.split("\n");
+  const each = duplicates.map((e) => {
+    const line = e.linePos?.[0].line ?? 0;
+    const key = (lines[line - 1] ?? "")
+      .trim()
+      .replace(/^- /, "")
+      .split(":")[0]
+      .replace(/^["']|["']$/g, "");
+    return `  line ${line}: key ${JSON.stringify(key)} already set in map`;
+  });
+  return `yaml: unmarshal errors:\n${each.join("\n")}`;
 }
 
 function lineOf(pos: { line: number }[] | undefined): string {
   return pos?.[0] ? ` (line ${pos[0].line})` : "";
 }
 // #endregion yaml-to-json
+
+/**
+ * Decodes an object already in memory (a patched object) as `expected`'s kind, as upstream
+ * decodes the patched JSON into the Go struct. Returns Go's error text instead of throwing.
+ */
+export function unmarshalObject(
+  value: unknown,
+  expected: GroupVersionKind,
+  strict: boolean,
+): { obj: KubeObject; strictErrors: string[] } | { error: string } {
+  const tree = fromValue(value);
+  const message = messageFor(expected.apiVersion, expected.kind);
+  if (!message || tree.kind !== "object") return { obj: value as KubeObject, strictErrors: [] };
+  try {
+    const decoded = unmarshal(tree, message, { strict, extraStrings: ["apiVersion", "kind"] });
+    return { obj: decoded.value as KubeObject, strictErrors: decoded.strictErrors };
+  } catch (e) {
+    if (e instanceof UnmarshalError) return { error: e.message };
+    throw e;
+  }
+}
 
 // #region strict-outcome
 /**
