@@ -2,7 +2,9 @@
 // values, unknown and duplicate fields on every write path, malformed patches. One API server on
 // the embedded store: these are decoding questions, the same on every storage backend.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import { type APIServer, startAPIServer } from "./server.ts";
+import { encodeProtobuf } from "./testing/schema-values.ts";
 
 let server: APIServer;
 beforeAll(async () => {
@@ -23,7 +25,7 @@ async function call(
 ): Promise<{ code: number; body: Json; headers: Headers }> {
   const init: RequestInit = { method, headers: {} };
   if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    init.body = typeof body === "string" || body instanceof Buffer ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)["Content-Type"] = contentType;
   }
   const res = await fetch(`${server.url}${path}`, init);
@@ -234,4 +236,56 @@ describe("patches are decoded as the kind's type after they apply", () => {
     expect(r.code).toBe(422);
     expect(r.body.message).toContain('strict decoding error: duplicate field "metadata.labels.a"');
   });
+});
+
+describe("scheduling fields round-trip through JSON, YAML and protobuf", () => {
+  const scheduling = {
+    affinity: {
+      nodeAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: "disk", operator: "In", values: ["ssd"] }] }],
+        },
+      },
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 50,
+            podAffinityTerm: {
+              labelSelector: { matchLabels: { app: "web" } },
+              topologyKey: "kubernetes.io/hostname",
+            },
+          },
+        ],
+      },
+    },
+    topologySpreadConstraints: [
+      {
+        maxSkew: 1,
+        topologyKey: "topology.kubernetes.io/zone",
+        whenUnsatisfiable: "DoNotSchedule",
+        labelSelector: { matchLabels: { app: "web" } },
+      },
+    ],
+    schedulingGates: [{ name: "example.com/quota" }],
+  };
+  const cases: [string, string, (name: string) => unknown][] = [
+    ["JSON", "application/json", (name) => pod(name, scheduling)],
+    ["YAML", "application/yaml", (name) => stringify(pod(name, scheduling))],
+    [
+      "protobuf",
+      "application/vnd.kubernetes.protobuf",
+      (name) => encodeProtobuf("v1", "Pod", pod(name, scheduling)),
+    ],
+  ];
+  for (const [format, contentType, body] of cases) {
+    it(`keeps affinity, topologySpreadConstraints and schedulingGates sent as ${format}`, async () => {
+      const name = `sched-${format.toLowerCase()}`;
+      const r = await call("POST", `${pods}?fieldValidation=Strict`, body(name), contentType);
+      expect(r.code, JSON.stringify(r.body)).toBe(201);
+      const got = (await call("GET", `${pods}/${name}`)).body;
+      expect(got.spec.affinity).toEqual(scheduling.affinity);
+      expect(got.spec.topologySpreadConstraints).toEqual(scheduling.topologySpreadConstraints);
+      expect(got.spec.schedulingGates).toEqual(scheduling.schedulingGates);
+    });
+  }
 });
