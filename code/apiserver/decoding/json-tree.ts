@@ -324,16 +324,22 @@ export function duplicateFields(root: JSONNode): string[] {
   const work: [JSONNode, string][] = [[root, ""]];
   while (work.length > 0 && out.length < 100) {
     const [node, path] = work.pop() as [JSONNode, string];
-    if (node.kind === "array") node.items.forEach((item, i) => work.push([item, `${path}[${i}]`]));
-    else if (node.kind === "object") {
+    // Children go on the stack last-first, so the walk (and the errors) follow document order.
+    const children: [JSONNode, string][] = [];
+    if (node.kind === "array") {
+      node.items.forEach((item, i) => {
+        children.push([item, `${path}[${i}]`]);
+      });
+    } else if (node.kind === "object") {
       const seen = new Set<string>();
       for (const [k, item] of node.entries) {
         const p = path ? `${path}.${k}` : k;
         if (seen.has(k)) out.push(`duplicate field ${JSON.stringify(p)}`);
         seen.add(k);
-        work.push([item, p]);
+        children.push([item, p]);
       }
     }
+    work.push(...children.reverse());
   }
   return out;
 }
