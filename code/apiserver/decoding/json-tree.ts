@@ -339,7 +339,7 @@ export function duplicateFields(root: JSONNode): string[] {
         children.push([item, p]);
       }
     }
-    work.push(...children.reverse());
+    for (let i = children.length - 1; i >= 0; i--) work.push(children[i]);
   }
   return out;
 }
