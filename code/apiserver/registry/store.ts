@@ -173,8 +173,9 @@ export class Store {
       delete meta.namespace;
     }
     if (meta.resourceVersion) {
-      // The etcd3 store's refusal, which upstream reports as a bare 500 with this text.
-      throw unknownError("resourceVersion should not be set on objects to be created");
+      // The etcd3 store's refusal, which upstream reports as a bare 500 with this text; the
+      // client's mistake is a 400 here, with the same words.
+      throw newBadRequest("resourceVersion should not be set on objects to be created");
     }
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
