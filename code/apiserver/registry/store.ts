@@ -48,7 +48,6 @@ import {
   optimisticLockErrorMsg,
 } from "../errors.ts";
 import type { ResourceInfo } from "../resources.ts";
-import { unknownError } from "../storage/errors.ts";
 import type {
   Interface,
   ListResult,
