@@ -238,6 +238,41 @@ describeWithTools("the real kubectl against our API server", ["kubectl"], () => 
     expect(versions).toEqual(expect.arrayContaining(["v1", "apps/v1", "coordination.k8s.io/v1"]));
     expect(await ok(["auth", "can-i", "create", "pods"])).toBe("yes\n");
   });
+  it("answers bad input as upstream does: wrong types, unknown fields (client- and server-side apply), an unknown kind", async () => {
+    const manifest = (spec: string, name = "bad") =>
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n${spec}  containers: [{name: c, image: nginx}]\n`;
+    const thirty = await kubectl(
+      ["apply", "-f", "-"],
+      {},
+      manifest("  terminationGracePeriodSeconds: thirty\n"),
+    );
+    expect(thirty.code).not.toBe(0);
+    expect(thirty.err).toBe(
+      'Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field PodSpec.spec.terminationGracePeriodSeconds of type int64\n',
+    );
+    const unknown = await kubectl(["apply", "-f", "-"], {}, manifest("  foo: 1\n"));
+    expect(unknown.err).toBe(
+      'Error from server (BadRequest): error when creating "STDIN": Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.foo"\n',
+    );
+    const ssa = await kubectl(["apply", "--server-side", "-f", "-"], {}, manifest("  foo: 1\n"));
+    expect(ssa.err).toBe(
+      "Error from server (BadRequest): failed to create typed patch object (default/bad; /v1, Kind=Pod): .spec.foo: field not declared in schema\n",
+    );
+    const widget = await kubectl(
+      ["apply", "-f", "-"],
+      {},
+      "apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n",
+    );
+    expect(widget.err).toBe(
+      'error: resource mapping not found for name: "w" namespace: "" from "STDIN": no matches for kind "Widget" in version "v1"\nensure CRDs are installed first\n',
+    );
+    const affinity =
+      "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: disk, operator: In, values: [ssd]}]}]}}}\n  schedulingGates: [{name: example.com/gate}]\n";
+    expect(await ok(["apply", "-f", "-"], {}, manifest(affinity, "gated"))).toBe("pod/gated created\n");
+    expect(await ok(["get", "pod", "gated", "-o", "jsonpath={.spec.schedulingGates[0].name}"])).toBe(
+      "example.com/gate",
+    );
+  });
 });
 
 async function waitFor(cond: () => boolean, ms = 10000): Promise<void> {

@@ -15,6 +15,8 @@
  * Invariants:
  * - a request body decodes to an object with `apiVersion` and `kind` (filled from the URL when
  *   absent, as upstream's decoder defaults them); an apiVersion that disagrees is a 400;
+ * - a JSON or YAML body is decoded against its kind's types (decoding/serializer.ts): a value of
+ *   the wrong type is a 400, never stored;
  * - responses are JSON; the Accept header only chooses between an object and a Table.
  *
  * What upstream does differently: it can also answer in YAML and protobuf, and in
@@ -26,8 +28,8 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go (transformResponseObject, asTable)
  * @chapter 02-apiserver
  */
-import { parse as parseYAML } from "yaml";
 import type { KubeObject } from "../api/meta.ts";
+import { type DecodedObject, decodeObject, strictDecodingOutcome } from "./decoding/serializer.ts";
 import { isStatusError, newBadRequest, newNotAcceptable, newUnsupportedMediaType } from "./errors.ts";
 
 export const jsonMediaType = "application/json";
@@ -61,26 +63,38 @@ export function parseMediaType(value: string): MediaType {
 
 // #region decode-body
 /**
+ * Field validation's view of a decode: the directive (`?fieldValidation=`, null for the default
+ * Warn) and where the Warn directive's warnings go.
+ */
+export interface FieldValidation {
+  directive: string | null;
+  warnings: string[];
+}
+
+/**
  * Decodes a request body to an object. `expected` is the apiVersion and kind the URL implies;
- * they fill a body that leaves them out.
+ * they fill a body that leaves them out. JSON and YAML are decoded against the kind's types
+ * (decoding/serializer.ts); with `fieldValidation`, unknown and duplicate fields are refused
+ * (Strict) or reported (Warn).
  */
 export function decodeBody(
   contentType: string | undefined,
   body: Buffer,
   expected: { apiVersion: string; kind: string },
   decodeProtobuf?: ProtobufDecoder,
+  fieldValidation?: FieldValidation,
 ): KubeObject {
   // Upstream treats a missing Content-Type as JSON.
   const media = parseMediaType(contentType || jsonMediaType);
   let obj: unknown;
+  let decoded: DecodedObject | undefined;
+  const strict = fieldValidation !== undefined && fieldValidation.directive !== "Ignore";
   if (media.type === jsonMediaType || media.type === "*/*") {
-    obj = parseJSON(body);
+    decoded = decodeObject(body, "json", expected, strict);
+    obj = decoded.obj;
   } else if (media.type === yamlMediaType || media.type === "application/yml" || media.type === "text/yaml") {
-    try {
-      obj = parseYAML(body.toString("utf8"));
-    } catch (e) {
-      throw newBadRequest(`error converting YAML to JSON: ${(e as Error).message.split("\n")[0]}`);
-    }
+    decoded = decodeObject(body, "yaml", expected, strict);
+    obj = decoded.obj;
   } else if (media.type === protobufMediaType && decodeProtobuf) {
     try {
       obj = decodeProtobuf(body);
@@ -117,6 +131,9 @@ export function decodeBody(
     throw newBadRequest(
       `json: cannot unmarshal ${typeof o.metadata} into Go struct field ${o.kind}.metadata of type v1.ObjectMeta`,
     );
+  }
+  if (decoded && fieldValidation && decoded.strictErrors.length > 0) {
+    fieldValidation.warnings.push(...strictDecodingOutcome(fieldValidation.directive, decoded));
   }
   return o;
 }

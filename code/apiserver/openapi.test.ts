@@ -157,8 +157,24 @@ describe("serving /openapi/v3", () => {
     expect(JSON.parse(text).openapi).toBe("3.0.0");
   });
 
-  it("answers an unknown document, and /openapi/v2, with 'not mine'", async () => {
+  it("answers an unknown document with 'not mine', and /openapi/v2 without definitions", async () => {
     expect((await fetch(`${base}/openapi/v3/apis/nope/v1`)).status).toBe(404);
-    expect((await fetch(`${base}/openapi/v2`)).status).toBe(404);
+    const v2 = await fetch(`${base}/openapi/v2`);
+    expect(v2.status).toBe(200);
+    expect(await v2.json()).toEqual({
+      swagger: "2.0",
+      info: { title: "Kubernetes", version: "v1.32.0" },
+      paths: {},
+      definitions: {},
+    });
+    const pb = await fetch(`${base}/openapi/v2`, {
+      headers: { accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" },
+    });
+    expect(pb.headers.get("content-type")).toBe("application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    // gnostic's Document: 1 swagger "2.0", 2 info {1 title, 2 version}.
+    const hex = (text: string) => Buffer.from(text).toString("hex");
+    expect(Buffer.from(await pb.arrayBuffer()).toString("hex")).toBe(
+      `0a03${hex("2.0")}1215` + `0a0a${hex("Kubernetes")}1207${hex("v1.32.0")}`,
+    );
   });
 });

@@ -32,6 +32,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import protobuf from "protobufjs";
+import { serveOpenAPIV2 } from "./openapi-v2.ts";
 import {
   FIELDS_V1,
   fullNameOf,
@@ -417,11 +418,12 @@ export function openAPIIndex(): { paths: Record<string, { serverRelativeURL: str
 
 // #region serve-openapi
 /**
- * Serves /openapi/v3 and /openapi/v3/<group version>. Anything else under /openapi/ (v2
- * included) is a 404, to which kubectl 1.32 reacts by falling back to what it knows itself.
+ * Serves /openapi/v3 and /openapi/v3/<group version>, and /openapi/v2 as far as kubectl reads it
+ * (openapi-v2.ts). Anything else under /openapi/ is a 404.
  */
 export function serveOpenAPI(req: IncomingMessage, res: ServerResponse, path: string, url: URL): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
+  if (path === "/openapi/v2") return serveOpenAPIV2(req, res);
   if (path === "/openapi/v3") return sendJSON(res, JSON.stringify(openAPIIndex()), "no-cache, private");
   if (!path.startsWith("/openapi/v3/")) return false;
   const doc = documentText(path.slice("/openapi/v3/".length));

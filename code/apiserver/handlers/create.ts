@@ -19,6 +19,7 @@ import { decodeBody } from "../negotiation.ts";
 import { apiVersionOf } from "../resources.ts";
 import { checkFieldValidation } from "./field-validation.ts";
 import { dryRunParam, type RequestScope, readBody, trackManagedFields, writeObject } from "./rest.ts";
+import { addWarnings } from "./warnings.ts";
 
 // #region create-handler
 export async function createResource(scope: RequestScope): Promise<void> {
@@ -41,13 +42,19 @@ export async function decodeRequestObject(
   applyDefaults = true,
 ): Promise<KubeObject> {
   const body = await readBody(scope.req);
-  const obj = decodeBody(scope.req.headers["content-type"], body, expected, scope.decodeProtobuf);
-  const warnings = checkFieldValidation(scope.query.get("fieldValidation"), obj);
-  if (warnings.length > 0)
-    scope.res.setHeader(
-      "Warning",
-      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-    );
+  const fieldValidation = { directive: scope.query.get("fieldValidation"), warnings: [] as string[] };
+  const obj = decodeBody(
+    scope.req.headers["content-type"],
+    body,
+    expected,
+    scope.decodeProtobuf,
+    fieldValidation,
+  );
+  // Kinds without a .proto message are checked by name (field-validation.ts); typed kinds by decoding.
+  addWarnings(scope.res, [
+    ...fieldValidation.warnings,
+    ...checkFieldValidation(fieldValidation.directive, obj),
+  ]);
   if (applyDefaults) scope.setDefaults(obj);
   return obj;
 }

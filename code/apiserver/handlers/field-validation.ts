@@ -15,8 +15,10 @@
  * schema there (Binding, Scale) or with an open one (Node, Event, Endpoints: no .proto yet) is
  * checked at its top level and in `metadata`, from the tables below.
  *
- * What upstream does differently: it also reports duplicate fields (JSON keys given twice),
- * which JSON.parse has already merged by the time we look.
+ * Kinds with a .proto message are decoded with their types (decoding/serializer.ts), which
+ * reports unknown and duplicate fields while decoding, as upstream's strict decoder does; this
+ * walk then finds nothing left. It still checks the kinds without one (Node, Event, Endpoints),
+ * where duplicate keys go unreported.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go (fieldValidation, strict decoding)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (strict decoding errors: unknown field)

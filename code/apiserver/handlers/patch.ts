@@ -25,6 +25,12 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
+import {
+  checkApplyConfiguration,
+  decodeAppliedObject,
+  decodePatchedObject,
+  patchBodyStrictErrors,
+} from "../decoding/patched-object.ts";
 import { newBadRequest, newNotFound, newUnsupportedMediaType } from "../errors.ts";
 import { parseJSON, parseMediaType } from "../negotiation.ts";
 import { applyJSONPatch } from "../patch/json-patch.ts";
@@ -42,6 +48,7 @@ import {
   trackManagedFields,
   writeObject,
 } from "./rest.ts";
+import { addWarnings } from "./warnings.ts";
 
 /** The four Content-Types a PATCH may carry, in the order the 415 message lists them. */
 export const patchTypes: string[] = Object.values(patchContentTypes);
@@ -69,28 +76,54 @@ export async function patchResource(scope: RequestScope): Promise<void> {
   const kind = scope.resource.kind;
   const strategy = scope.info.subresource === "status" ? scope.store.strategy.status : undefined;
   const manager = fieldManagerOf(scope);
+  // The patched object is decoded as the kind's type, with field validation (decoding/patched-object.ts).
+  const directive = scope.query.get("fieldValidation");
+  const patchStrictErrors = patchBodyStrictErrors(body, patchType, directive);
+  let warnings: string[] = [];
+  const expected = { apiVersion, kind };
 
   const { obj, created } = await scope.store.update(
     scope.info.namespace,
     scope.info.name,
     (current) => {
+      warnings = [];
       if (isApply) {
+        checkApplyConfiguration(
+          patch as Record<string, unknown>,
+          expected,
+          scope.info.namespace,
+          scope.info.name,
+        );
         // Apply creates when there is nothing yet (upstream's applyPatcher).
-        const applied = applyServerSideApply(current, patch, {
+        const merged = applyServerSideApply(current, patch, {
           fieldManager: manager,
           force: force === true,
           apiVersion,
           kind,
+        });
+        const applied = decodeAppliedObject(merged, body.toString("utf8"), expected, {
+          namespace: scope.info.namespace,
+          name: scope.info.name,
+          directive,
+          warnings,
         });
         applied.metadata.name ??= scope.info.name;
         scope.setDefaults(applied);
         return applied;
       }
       if (!current) throw newNotFound(scope.store.gr, scope.info.name);
-      const patched = applyPatch(patchType, current, patch, apiVersion, kind) as KubeObject;
-      if (patched === null || typeof patched !== "object" || Array.isArray(patched)) {
+      const result = applyPatch(patchType, current, patch, apiVersion, kind) as KubeObject;
+      if (result === null || typeof result !== "object" || Array.isArray(result)) {
         throw newBadRequest("the patched object is not a JSON object");
       }
+      const patched = decodePatchedObject(result, {
+        patchType,
+        patch,
+        expected,
+        directive,
+        patchStrictErrors,
+        warnings,
+      });
       patched.apiVersion ??= apiVersion;
       patched.kind ??= kind;
       if (patched.apiVersion !== apiVersion || patched.kind !== kind) {
@@ -104,6 +137,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     },
     { strategy, forceAllowCreate: isApply, dryRun: dryRunParam(scope.query, "PatchOptions") },
   );
+  addWarnings(scope.res, warnings);
   writeObject(scope, created ? 201 : 200, obj);
 }
 // #endregion patch-handler

@@ -101,13 +101,15 @@ export function writeJSON(
   body: unknown,
   extraHeaders: Record<string, string> = {},
 ) {
-  const text = `${JSON.stringify(body)}\n`;
+  // A Buffer, not a string: Node then writes the headers as Latin-1 bytes, which is what lets a
+  // Warning carry UTF-8 (handlers/warnings.ts); with a string body it would re-encode them.
+  const bytes = Buffer.from(`${JSON.stringify(body)}\n`, "utf8");
   res.writeHead(code, {
     "Content-Type": "application/json",
-    "Content-Length": Buffer.byteLength(text),
+    "Content-Length": bytes.length,
     ...extraHeaders,
   });
-  res.end(text);
+  res.end(bytes);
 }
 
 /** Any failure as a Status: StatusErrors as they are, anything else as a 500. */

@@ -7,7 +7,8 @@
  * - the three patch libraries fail with plain Go errors ("invalid patch format of retainKeys",
  *   "add operation does not apply: …"), and the PATCH handler decides which HTTP answer each one
  *   becomes: a malformed patch is 400 BadRequest, a JSON patch that does not apply is 422 Invalid
- *   with a fixed message, anything else is a 500 whose message is the library's error;
+ *   with a fixed message, anything else is a 500 whose message is the library's error (we answer
+ *   those 400: the patch is the client's mistake);
  * - the libraries print Go values with `%v` (`map[image:nginx]`), and the messages must read the same.
  *
  * Invariants:
@@ -53,7 +54,8 @@ export const errBadPatchType = (t: unknown, m: unknown): MergePatchError =>
  * interpretStrategicMergePatchError: the handler's table from library error to HTTP answer.
  * Malformed directives are the client's fault (400); a list of lists or retainKeys mismatch is
  * 422 with NewGenericServerResponse's fixed text; anything else is not a Status at all, so
- * ErrorToAPIStatus turns it into a 500 with an empty reason and the error's text.
+ * upstream's ErrorToAPIStatus turns it into a 500 with an empty reason and the error's text — we
+ * answer the library's other errors with 400 BadRequest and the same text (see below).
  */
 export function interpretStrategicMergePatchError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
@@ -69,7 +71,10 @@ export function interpretStrategicMergePatchError(err: unknown): StatusError {
     case errPatchContentNotMatchRetainKeys:
       return newUnprocessableEntity(err);
     default:
-      return newNonStatusError(err);
+      // Upstream answers 500 here (ErrorToAPIStatus of a plain error), though the error is the
+      // patch's: a merge key missing, `$patch: explode`, a list of mixed types. A client's mistake
+      // is a 400 with the library's words; only an error that is not the library's stays a 500.
+      return err instanceof MergePatchError ? withCause(newBadRequest(message), err) : newNonStatusError(err);
   }
 }
 // #endregion interpret

@@ -392,7 +392,7 @@ export interface ApplyOptions {
 export function decodeApplyPatch(body: string): Record<string, unknown> {
   let obj: unknown;
   try {
-    obj = parseYAML(body);
+    obj = parseYAML(body, { uniqueKeys: false }); // duplicates: field validation decides (decoding/patched-object.ts)
   } catch (e) {
     throw newBadRequest(`error decoding YAML: ${(e as Error).message}`);
   }

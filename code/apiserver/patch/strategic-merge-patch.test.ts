@@ -234,13 +234,13 @@ describe("applyStrategicMergePatch: errors as the PATCH handler answers them", (
     expect((e.cause as Error).message).toBe("lists of lists are not supported");
   });
 
-  it("other library errors are 500 with an empty reason and the library's words", () => {
+  it("other library errors are 400 with the library's words (upstream answers them 500, reason empty)", () => {
     const mixed = statusOf(() => patchPod({ metadata: { finalizers: [["x"]] } }));
-    expect([mixed.code, mixed.message]).toEqual([500, "list element types are not identical: [[a b] [[x]]]"]);
+    expect([mixed.code, mixed.message]).toEqual([400, "list element types are not identical: [[a b] [[x]]]"]);
     const e = statusOf(() => patchPod({ spec: { containers: [{ image: "x" }] } }));
     expect([e.code, e.reason, e.message]).toEqual([
-      500,
-      "",
+      400,
+      "BadRequest",
       "map: map[image:x] does not contain declared merge key: name",
     ]);
     const bad = statusOf(() => patchPod({ spec: { containers: [{ name: "app", $patch: "explode" }] } }));

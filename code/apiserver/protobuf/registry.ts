@@ -8,7 +8,7 @@
  *   decoder must find the message from those two strings, as upstream's scheme does;
  * - protobuf alone cannot say how Go would have written the object as JSON (is a zero `replicas`
  *   "not set" or "set to 0"?), so each field carries our options — (ptr), (always), (inline),
- *   (required), (mergeKey), (patch) — read here by decode.ts and openapi.ts, the one place
+ *   (required), (mergeKey), (patch), (goType) — read here by decode.ts and openapi.ts, the one place
  *   both learn a field's Go shape.
  *
  * Invariants:
@@ -96,6 +96,11 @@ export interface GoShape {
   mergeKey?: string;
   /** Strategic merge patch strategy: `merge` (finalizers), `merge,retainKeys` (volumes), `retainKeys`. */
   patch?: string;
+  /**
+   * The Go type's name where it is a named type (`v1.ResourceList`, `v1.RestartPolicy`), as a
+   * decode error prints it (decoding/unmarshal.ts); absent, the name follows from the proto type.
+   */
+  goType?: string;
 }
 
 export function goShape(field: protobuf.Field): GoShape {
@@ -108,6 +113,7 @@ export function goShape(field: protobuf.Field): GoShape {
     required: o["(required)"] === true,
     mergeKey,
     patch: (o["(patch)"] as string | undefined) ?? (mergeKey ? "merge" : undefined),
+    goType: o["(goType)"] as string | undefined,
   };
 }
 // #endregion go-shape

@@ -48,7 +48,6 @@ import {
   optimisticLockErrorMsg,
 } from "../errors.ts";
 import type { ResourceInfo } from "../resources.ts";
-import { unknownError } from "../storage/errors.ts";
 import type {
   Interface,
   ListResult,
@@ -173,8 +172,9 @@ export class Store {
       delete meta.namespace;
     }
     if (meta.resourceVersion) {
-      // The etcd3 store's refusal, which upstream reports as a bare 500 with this text.
-      throw unknownError("resourceVersion should not be set on objects to be created");
+      // The etcd3 store's refusal, which upstream reports as a bare 500 with this text; the
+      // client's mistake is a 400 here, with the same words.
+      throw newBadRequest("resourceVersion should not be set on objects to be created");
     }
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { decodeBody, protobufMediaType } from "../negotiation.ts";
+import { openAPIDocument } from "../openapi.ts";
+import { decodeProtobuf } from "../protobuf/decode.ts";
+import { messageFor } from "../protobuf/registry.ts";
+import { apiVersionOf, resources } from "../resources.ts";
+import { encodeProtobuf, populate } from "../testing/schema-values.ts";
+
+type Schema = Parameters<typeof populate>[0];
+
+/** Every property of a schema, as dotted paths (to report which fields a round trip lost). */
+function paths(v: unknown, prefix = ""): string[] {
+  if (Array.isArray(v)) return v.flatMap((x) => paths(x, `${prefix}[]`));
+  if (v && typeof v === "object")
+    return Object.entries(v).flatMap(([k, x]) => [`${prefix}.${k}`, ...paths(x, `${prefix}.${k}`)]);
+  return [];
+}
+
+describe("every field of every kind with a .proto round-trips through JSON, YAML and protobuf", () => {
+  for (const r of resources) {
+    const apiVersion = apiVersionOf(r);
+    if (!messageFor(apiVersion, r.kind)) continue;
+    it(`${apiVersion} ${r.kind}`, () => {
+      const schemas = (
+        openAPIDocument(r.group, r.version) as { components: { schemas: Record<string, Schema> } }
+      ).components.schemas;
+      const name = Object.keys(schemas).find((n) =>
+        (
+          (schemas[n] as { "x-kubernetes-group-version-kind"?: { kind: string }[] })[
+            "x-kubernetes-group-version-kind"
+          ] ?? []
+        ).some((g) => g.kind === r.kind),
+      );
+      expect(name, `the OpenAPI schema of ${r.kind}`).toBeDefined();
+      const object = { apiVersion, kind: r.kind, ...(populate(schemas[name as string], schemas) as object) };
+      const expected = { apiVersion, kind: r.kind };
+      const fieldCount = paths(object).length;
+      expect(fieldCount).toBeGreaterThan(5);
+
+      const bodies: [string, string, Buffer][] = [
+        ["JSON", "application/json", Buffer.from(JSON.stringify(object))],
+        ["YAML", "application/yaml", Buffer.from(stringify(object))],
+        ["protobuf", protobufMediaType, encodeProtobuf(apiVersion, r.kind, object)],
+      ];
+      for (const [format, contentType, body] of bodies) {
+        const fieldValidation = { directive: "Strict", warnings: [] as string[] };
+        const got = decodeBody(contentType, body, expected, decodeProtobuf, fieldValidation);
+        const kept = new Set(paths(got));
+        const lost = paths(object).filter((p) => !kept.has(p));
+        expect(lost, `${format}: fields lost`).toEqual([]);
+        expect(got, format).toEqual(object);
+        expect(fieldValidation.warnings).toEqual([]);
+      }
+    });
+  }
+});
