@@ -724,6 +724,38 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
       await call("DELETE", "/api/v1/namespaces/bye");
       expect((await call("GET", "/api/v1/namespaces/bye")).code).toBe(404);
     });
+
+    it("PUT .../finalize goes through the namespace finalize strategy: its validation, the stored status", async () => {
+      const finalize = "/api/v1/namespaces/fin-strategy/finalize";
+      await call("POST", "/api/v1/namespaces", {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "fin-strategy" },
+      });
+      const ns = (await call("GET", "/api/v1/namespaces/fin-strategy")).body;
+
+      // ValidateNamespaceFinalizeUpdate: every finalizer is a qualified name.
+      const bad = await call("PUT", finalize, { ...ns, spec: { finalizers: ["kubernetes", "not a name"] } });
+      expect(bad.code).toBe(422);
+      expect(bad.body.reason).toBe("Invalid");
+      expect(bad.body.message).toContain('spec.finalizers[1]: Invalid value: "not a name"');
+      expect((await call("GET", "/api/v1/namespaces/fin-strategy")).body.spec.finalizers).toEqual([
+        "kubernetes",
+      ]);
+
+      // PrepareForUpdate puts the stored status back and writes the rest of what was sent.
+      const labels = { ...ns.metadata.labels, team: "a" };
+      const ok = await call("PUT", finalize, {
+        ...ns,
+        metadata: { ...ns.metadata, labels },
+        spec: { finalizers: ["example.com/wait"] },
+        status: { phase: "Terminating" },
+      });
+      expect(ok.code).toBe(200);
+      expect(ok.body.spec.finalizers).toEqual(["example.com/wait"]);
+      expect(ok.body.status).toEqual({ phase: "Active" });
+      expect(ok.body.metadata.labels).toEqual(labels);
+    });
   });
 
   describe("watch", () => {

@@ -44,7 +44,7 @@ import { deleteCollection } from "./handlers/deletecollection.ts";
 import { getResource } from "./handlers/get.ts";
 import { listResource } from "./handlers/list.ts";
 import { patchResource } from "./handlers/patch.ts";
-import { type RequestScope, readBody, writeError, writeJSON, writeObject } from "./handlers/rest.ts";
+import { type RequestScope, readBody, writeError, writeJSON } from "./handlers/rest.ts";
 import { updateResource } from "./handlers/update.ts";
 import { watchResource } from "./handlers/watch.ts";
 import { decodeBody, negotiateOutput, parseJSON, parseMediaType } from "./negotiation.ts";
@@ -54,6 +54,7 @@ import { decodeProtobuf } from "./protobuf/decode.ts";
 import { Store } from "./registry/store.ts";
 import { strategyFor } from "./registry/strategy.ts";
 import { type Binding, createBinding } from "./registry/subresources/binding.ts";
+import { updateFinalize } from "./registry/subresources/finalize.ts";
 import { podLog } from "./registry/subresources/log.ts";
 import { getScale, type Scale, updateScale } from "./registry/subresources/scale.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
@@ -285,7 +286,7 @@ async function serveSubresource(scope: RequestScope, stores: Map<string, Store>)
       return;
     }
     case "finalize/update":
-      return finalizeNamespace(scope);
+      return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
     default:
       throw methodNotAllowed();
   }
@@ -313,28 +314,6 @@ async function patchScale(scope: RequestScope): Promise<Scale> {
       message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
     });
   });
-}
-
-/** PUT /api/v1/namespaces/{ns}/finalize: only spec.finalizers changes (the namespace controller's call). */
-async function finalizeNamespace(scope: RequestScope): Promise<void> {
-  const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Namespace" }, false);
-  const finalizers = (body.spec as { finalizers?: string[] } | undefined)?.finalizers;
-  const main = scope.store.strategy;
-  const { obj } = await scope.store.update("", scope.info.name, () => body, {
-    strategy: {
-      ...main,
-      prepareForUpdate(obj, old) {
-        const next = structuredClone(old);
-        next.metadata.resourceVersion = obj.metadata.resourceVersion;
-        next.spec = { ...((old.spec as object) ?? {}), finalizers };
-        if (!finalizers) delete (next.spec as { finalizers?: string[] }).finalizers;
-        for (const k of Object.keys(obj)) delete obj[k];
-        Object.assign(obj, next);
-      },
-      validateUpdate: () => [],
-    },
-  });
-  writeObject(scope, 200, obj);
 }
 
 /**

@@ -6,6 +6,7 @@ vi.mock("./strategies/validation.ts", () => ({
   validateCreate: () => [],
   validateUpdate: () => [],
   validateStatusUpdate: () => [],
+  validateNamespaceFinalizeUpdate: () => [],
 }));
 
 // Resources kept in storage go through the generic store and its strategies; the others
