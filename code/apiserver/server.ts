@@ -51,15 +51,15 @@ import { decodeBody, negotiateOutput, parseJSON, parseMediaType } from "./negoti
 import { applyJSONPatch } from "./patch/json-patch.ts";
 import { applyMergePatch } from "./patch/merge-patch.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
-import { Store } from "./registry/store.ts";
-import { strategyFor } from "./registry/strategy.ts";
+import { newRESTStorage } from "./registry/rest-storage.ts";
+import type { Store } from "./registry/store.ts";
 import { type Binding, createBinding } from "./registry/subresources/binding.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
 import { podLog } from "./registry/subresources/log.ts";
 import { getScale, type Scale, updateScale } from "./registry/subresources/scale.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
-import { apiVersionOf, findResource, type ResourceInfo, resources } from "./resources.ts";
-import { newStorageBackend, type StorageBackend } from "./storage/factory.ts";
+import { findResource, type ResourceInfo } from "./resources.ts";
+import { newStorageBackend } from "./storage/factory.ts";
 
 export interface APIServerOptions {
   /** `--etcd-servers`; none: the embedded store. */
@@ -84,13 +84,6 @@ export interface APIServer {
   close(): Promise<void>;
 }
 
-/** Upstream's storage prefixes: a few resources kept their historical names. */
-const storagePrefixes: Record<string, string> = {
-  nodes: "/registry/minions",
-  services: "/registry/services/specs",
-  endpoints: "/registry/services/endpoints",
-};
-
 export const systemNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 // #region start
@@ -101,7 +94,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
     dataDir: opts.dataDir,
     compactionIntervalMs: opts.compactionIntervalMs,
   });
-  const stores = newRegistry(backend, opts.watchCache ?? true);
+  const stores = newRESTStorage(backend, opts.watchCache ?? true);
   await ensureSystemNamespaces(stores.get("/namespaces") as Store);
 
   const log = opts.log ?? (() => {});
@@ -131,22 +124,6 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   };
 }
 // #endregion start
-
-/** One registry store per resource, keyed `<group>/<resource>`. */
-function newRegistry(backend: StorageBackend, cache: boolean): Map<string, Store> {
-  const stores = new Map<string, Store>();
-  for (const r of resources) {
-    if (r.stored === false) continue; // computed per request (selfsubjectaccessreviews)
-    const prefix = storagePrefixes[r.resource] ?? `/registry/${r.resource}`;
-    const storage = backend.forResource(prefix, {
-      cache,
-      groupResource: { group: r.group, resource: r.resource },
-      newFunc: () => ({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: {} }),
-    });
-    stores.set(`${r.group}/${r.resource}`, new Store(r, storage, strategyFor(r.group, r.resource), prefix));
-  }
-  return stores;
-}
 
 async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
   for (const name of systemNamespaces) {

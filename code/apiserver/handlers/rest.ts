@@ -35,7 +35,8 @@ import {
 } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
-import { printTable, setIncludeObject, type Table } from "../printers/table.ts";
+import { convertToTable } from "../printers/printers.ts";
+import { setIncludeObject, type Table } from "../printers/table.ts";
 import type { Store } from "../registry/store.ts";
 import { queryBool, type RequestInfo } from "../request-info.ts";
 import { apiVersionOf, type ResourceInfo } from "../resources.ts";
@@ -162,7 +163,7 @@ export function toTable(scope: RequestScope, objs: KubeObject[], listMeta: ListM
   if (listMeta.resourceVersion) metadata.resourceVersion = listMeta.resourceVersion;
   if (listMeta.continue) metadata.continue = listMeta.continue;
   if (listMeta.remainingItemCount !== undefined) metadata.remainingItemCount = listMeta.remainingItemCount;
-  const table = printTable(scope.resource.group, scope.resource.resource, objs, new Date(), {
+  const table = convertToTable(scope.resource.group, scope.resource.resource, objs, new Date(), {
     listMeta: metadata,
     noHeaders: boolParam(scope.query, "noHeaders"),
     apiVersion: `meta.k8s.io/${version}`,

@@ -13,7 +13,8 @@ vi.mock("./strategies/validation.ts", () => ({
 // (SelfSubjectAccessReview: computed, never stored) have their own REST handler.
 const stored = resources.filter((r) => r.stored !== false);
 
-const { strategyFor, convertFieldLabel, fieldLabelNotSupportedMessage } = await import("./strategy.ts");
+const { strategyFor } = await import("./rest-storage.ts");
+const { convertFieldLabel, fieldLabelNotSupportedMessage } = await import("./strategy.ts");
 const { semanticDeepEqual } = await import("./strategies/helpers.ts");
 
 describe("strategyFor", () => {
