@@ -36,7 +36,7 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { newNotAcceptable, type StatusError } from "./errors.ts";
+import { newNotAcceptableError, type StatusError } from "./errors.ts";
 import { serveOpenAPI } from "./openapi.ts";
 import { apiVersionOf, type ResourceInfo, resources } from "./resources.ts";
 
@@ -253,7 +253,7 @@ export function negotiateDiscovery(
     }
     return { aggregated: false };
   }
-  return newNotAcceptable(`only the following media types are accepted: ${acceptedMediaTypes.join(", ")}`);
+  return newNotAcceptableError(acceptedMediaTypes);
 }
 
 const acceptedMediaTypes = ["application/json", "application/yaml"];

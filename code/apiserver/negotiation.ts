@@ -28,7 +28,12 @@
  */
 import { parse as parseYAML } from "yaml";
 import type { KubeObject } from "../api/meta.ts";
-import { isStatusError, newBadRequest, newNotAcceptable, newUnsupportedMediaType } from "./errors.ts";
+import {
+  isStatusError,
+  newBadRequest,
+  newNotAcceptableError,
+  newUnsupportedMediaTypeError,
+} from "./errors.ts";
 
 export const jsonMediaType = "application/json";
 export const yamlMediaType = "application/yaml";
@@ -91,8 +96,7 @@ export function decodeBody(
       throw newBadRequest(`failed to decode protobuf body: ${(e as Error).message}`);
     }
   } else {
-    throw newUnsupportedMediaType(
-      contentType ?? "",
+    throw newUnsupportedMediaTypeError(
       decodeProtobuf ? supportedMediaTypes : supportedMediaTypes.slice(0, 2),
     );
   }
@@ -160,6 +164,6 @@ export function negotiateOutput(accept: string | undefined): OutputKind {
     }
     // Other transformations (PartialObjectMetadata…) we do not serve: try the next entry.
   }
-  throw newNotAcceptable(`only the following media types are accepted: ${jsonMediaType}, ${yamlMediaType}`);
+  throw newNotAcceptableError([jsonMediaType, yamlMediaType]);
 }
 // #endregion negotiate-output

@@ -37,7 +37,13 @@ import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { serveDiscovery } from "./discovery.ts";
-import { isStatusError, StatusError } from "./errors.ts";
+import {
+  isStatusError,
+  newBadRequest,
+  newGenericServerResponse,
+  newUnsupportedMediaTypeError,
+  type StatusError,
+} from "./errors.ts";
 import { createResource, decodeRequestObject } from "./handlers/create.ts";
 import { deleteResource } from "./handlers/delete.ts";
 import { deleteCollection } from "./handlers/deletecollection.ts";
@@ -162,13 +168,13 @@ async function handle(
       res.end("ok");
       return;
     }
-    if (!info.isResourceRequest) throw notFoundPath();
+    if (!info.isResourceRequest) throw serviceError(404);
     if (info.apiGroup === "authorization.k8s.io" && info.resource === "selfsubjectaccessreviews") {
       await selfSubjectAccessReview(req, res, info);
       return;
     }
     const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
-    if (!resource) throw notFoundPath();
+    if (!resource) throw serviceError(404);
     checkScope(resource, info);
     const scope: RequestScope = {
       req,
@@ -193,10 +199,10 @@ async function handle(
 /** Namespaced resources live under /namespaces/{ns}/, except lists and watches across all of them. */
 function checkScope(resource: ResourceInfo, info: RequestInfo): void {
   if (resource.namespaced && !info.namespace) {
-    if (info.name) throw notFoundPath();
-    if (info.verb !== "list" && info.verb !== "watch") throw methodNotAllowed();
+    if (info.name) throw serviceError(404);
+    if (info.verb !== "list" && info.verb !== "watch") throw serviceError(405);
   }
-  if (!resource.namespaced && info.namespace && resource.resource !== "namespaces") throw notFoundPath();
+  if (!resource.namespaced && info.namespace && resource.resource !== "namespaces") throw serviceError(404);
 }
 
 async function serveResource(scope: RequestScope): Promise<void> {
@@ -206,7 +212,7 @@ async function serveResource(scope: RequestScope): Promise<void> {
     const selector = scope.query.get("fieldSelector");
     scope.query.set("fieldSelector", [selector, `metadata.name=${info.name}`].filter(Boolean).join(","));
   }
-  if (!resource.verbs.includes(info.verb)) throw methodNotAllowed();
+  if (!resource.verbs.includes(info.verb)) throw serviceError(405);
   switch (info.verb) {
     case "get":
       return getResource(scope);
@@ -215,7 +221,7 @@ async function serveResource(scope: RequestScope): Promise<void> {
     case "watch":
       return watchResource(scope);
     case "create":
-      if (info.name) throw methodNotAllowed(); // POST to an object's URL is not a route
+      if (info.name) throw serviceError(405); // POST to an object's URL is not a route
       return createResource(scope);
     case "update":
       return updateResource(scope);
@@ -226,15 +232,15 @@ async function serveResource(scope: RequestScope): Promise<void> {
     case "deletecollection":
       return deleteCollection(scope);
     default:
-      throw methodNotAllowed();
+      throw serviceError(405);
   }
 }
 
 async function serveSubresource(scope: RequestScope, stores: Map<string, Store>): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
-  if (!sub || !info.name) throw notFoundPath();
-  if (!sub.verbs.includes(info.verb)) throw methodNotAllowed();
+  if (!sub || !info.name) throw serviceError(404);
+  if (!sub.verbs.includes(info.verb)) throw serviceError(405);
   const ns = info.namespace;
   switch (`${sub.name}/${info.verb}`) {
     case "status/get":
@@ -265,7 +271,7 @@ async function serveSubresource(scope: RequestScope, stores: Map<string, Store>)
     case "finalize/update":
       return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
     default:
-      throw methodNotAllowed();
+      throw serviceError(405);
   }
 }
 // #endregion routes
@@ -281,15 +287,11 @@ async function patchScale(scope: RequestScope): Promise<Scale> {
       // Scale has no lists: a strategic merge patch is a merge patch.
       return applyMergePatch(current, patch) as Scale;
     }
-    throw new StatusError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      reason: "UnsupportedMediaType",
-      code: 415,
-      message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
-    });
+    throw newUnsupportedMediaTypeError([
+      "application/json-patch+json",
+      "application/merge-patch+json",
+      "application/strategic-merge-patch+json",
+    ]);
   });
 }
 
@@ -302,8 +304,8 @@ async function selfSubjectAccessReview(
   res: ServerResponse,
   info: RequestInfo,
 ): Promise<void> {
-  if (info.apiVersion !== "v1") throw notFoundPath();
-  if (info.verb !== "create" || info.name) throw methodNotAllowed();
+  if (info.apiVersion !== "v1") throw serviceError(404);
+  if (info.verb !== "create" || info.name) throw serviceError(405);
   const body = await readBody(req);
   const review = decodeBody(
     req.headers["content-type"],
@@ -319,44 +321,16 @@ function parseRequestInfo(req: IncomingMessage): RequestInfo {
   try {
     return newRequestInfo(req.method ?? "GET", req.url ?? "/");
   } catch (e) {
-    throw new StatusError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: `malformed request path: ${(e as Error).message}`,
-      reason: "BadRequest",
-      code: 400,
-    });
+    throw newBadRequest(`malformed request path: ${(e as Error).message}`);
   }
 }
 
-/** The 404 of a path no route serves (go-restful's, as upstream reports it). */
-function notFoundPath(): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: "the server could not find the requested resource",
-    reason: "NotFound",
-    details: {},
-    code: 404,
-  });
-}
-
-/** The 405 of a served path asked with a method it does not take. */
-function methodNotAllowed(): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: "the server does not allow this method on the requested resource",
-    reason: "MethodNotAllowed",
-    details: {},
-    code: 405,
-  });
+/**
+ * serviceErrorHandler: go-restful's answer for a path no route serves (404) or a method a route
+ * does not take (405), which upstream turns into a generic Status.
+ */
+function serviceError(code: 404 | 405): StatusError {
+  return newGenericServerResponse(code, "", { group: "", resource: "" }, "", "", 0, false);
 }
 
 // #region httplog

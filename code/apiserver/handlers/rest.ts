@@ -31,7 +31,7 @@ import {
   newBadRequest,
   newInternalError,
   newInvalid,
-  newRequestEntityTooLarge,
+  newRequestEntityTooLargeError,
 } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
@@ -64,7 +64,7 @@ export function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Pro
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"] ?? "0");
     if (declared > limit) {
-      reject(newRequestEntityTooLarge(limit));
+      reject(newRequestEntityTooLargeError(`limit is ${limit}`));
       req.resume();
       return;
     }
@@ -76,7 +76,7 @@ export function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Pro
       size += chunk.length;
       if (size > limit) {
         tooLarge = true;
-        reject(newRequestEntityTooLarge(limit));
+        reject(newRequestEntityTooLargeError(`limit is ${limit}`));
         return;
       }
       chunks.push(chunk);

@@ -47,8 +47,8 @@
  */
 
 import { parse as parseYAML } from "yaml";
-import type { KubeObject, ManagedFieldsEntry, Status } from "../../api/meta.ts";
-import { newBadRequest, StatusError } from "../errors.ts";
+import type { KubeObject, ManagedFieldsEntry } from "../../api/meta.ts";
+import { newApplyConflict, newBadRequest, type StatusError } from "../errors.ts";
 import { getOwn, jsonEqual, setOwn } from "./json-value.ts";
 import { type FieldMeta, lookupField, lookupKind, type StructMeta } from "./patch-meta.ts";
 
@@ -334,7 +334,7 @@ interface Conflict {
 }
 
 /** NewConflictError: 409 Conflict, one cause per field, upstream's message format. */
-export function newApplyConflict(conflicts: readonly Conflict[]): StatusError {
+export function newConflictError(conflicts: readonly Conflict[]): StatusError {
   let message: string;
   if (conflicts.length === 1) {
     message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0]!.entry)}: ${pathString(conflicts[0]!.path)}`;
@@ -352,23 +352,12 @@ export function newApplyConflict(conflicts: readonly Conflict[]): StatusError {
     }
     message = `Apply failed with ${conflicts.length} conflicts: ${lines.join("\n")}`;
   }
-  const status: Status = {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "Conflict",
-    details: {
-      causes: conflicts.map((c) => ({
-        reason: "FieldManagerConflict",
-        message: `conflict with ${printManager(c.entry)}`,
-        field: pathString(c.path),
-      })),
-    },
-    code: 409,
-  };
-  return new StatusError(status);
+  const causes = conflicts.map((c) => ({
+    reason: "FieldManagerConflict",
+    message: `conflict with ${printManager(c.entry)}`,
+    field: pathString(c.path),
+  }));
+  return newApplyConflict(causes, message);
 }
 // #endregion conflicts
 
@@ -456,7 +445,7 @@ export function applyServerSideApply(
         conflicts.push({ entry, path });
     }
   });
-  if (conflicts.length > 0 && !opts.force) throw newApplyConflict(conflicts);
+  if (conflicts.length > 0 && !opts.force) throw newConflictError(conflicts);
   for (const c of conflicts) sets[entries.indexOf(c.entry)]!.delete(c.path);
 
   const merged = mergeValue(base, config, { type: schema }, false) as KubeObject;

@@ -38,6 +38,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { type FieldError, GoValue, invalid, required } from "../../api/field-errors.ts";
 import type { KubeObject, Status } from "../../api/meta.ts";
 import {
+  errorToAPIStatus,
   type GroupResource,
   isStatusError,
   newAlreadyExists,
@@ -48,7 +49,7 @@ import {
   optimisticLockErrorMsg,
 } from "../errors.ts";
 import type { ResourceInfo } from "../resources.ts";
-import { unknownError } from "../storage/errors.ts";
+import { errResourceVersionSetOnCreate } from "../storage/errors.ts";
 import type {
   Interface,
   ListResult,
@@ -174,7 +175,7 @@ export class Store {
     }
     if (meta.resourceVersion) {
       // The etcd3 store's refusal, which upstream reports as a bare 500 with this text.
-      throw unknownError("resourceVersion should not be set on objects to be created");
+      throw errorToAPIStatus(errResourceVersionSetOnCreate);
     }
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;

@@ -50,9 +50,15 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import { type GroupResource, isStatusError, newNotFound, type StatusError } from "../errors.ts";
+import {
+  type GroupResource,
+  isStatusError,
+  newNotFound,
+  newTooManyRequests,
+  type StatusError,
+} from "../errors.ts";
 import { CachingObject, cachingObjectFor, deepFreeze } from "./caching-object.ts";
-import { nameOfKey, tooManyRequests } from "./errors.ts";
+import { nameOfKey } from "./errors.ts";
 import { errorEvent, parseResourceVersion } from "./etcd3-store.ts";
 import type {
   GetOptions,
@@ -385,7 +391,7 @@ export class Cacher implements Interface {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([this.ready, new Promise((r) => (timer = setTimeout(r, this.blockTimeoutMs)))]);
     clearTimeout(timer);
-    if (!this.isReady) throw tooManyRequests("storage is (re)initializing", 1);
+    if (!this.isReady) throw newTooManyRequests("storage is (re)initializing", 1);
   }
 
   // #region get-list

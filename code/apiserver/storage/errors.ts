@@ -28,9 +28,15 @@ import {
   newConflict,
   newResourceExpired,
   newTimeoutError,
-  StatusError,
+  type StatusError,
 } from "../errors.ts";
 import type { Preconditions } from "./interfaces.ts";
+
+/**
+ * ErrResourceVersionSetOnCreate: a create whose object already has a resourceVersion. Upstream
+ * returns it as a plain error, which the handler answers as a 500 with this text (errorToAPIStatus).
+ */
+export const errResourceVersionSetOnCreate = "resourceVersion should not be set on objects to be created";
 
 // #region expired-messages
 /** A list at a resourceVersion that compaction removed. */
@@ -54,27 +60,17 @@ export function tooOldResourceVersion(requested: number, oldest: number): Status
 // #endregion expired-messages
 
 /** NewTooLargeResourceVersionError: a read that wants a revision the store has not reached. */
-export function tooLargeResourceVersion(minimum: number, current: number, retrySeconds: number): StatusError {
+export function newTooLargeResourceVersionError(
+  minimum: number,
+  current: number,
+  retrySeconds: number,
+): StatusError {
   const err = newTimeoutError(`Too large resource version: ${minimum}, current: ${current}`, retrySeconds);
   err.status.details = {
     ...err.status.details,
     causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
   };
   return err;
-}
-
-/** NewTooManyRequests: try again after `retryAfterSeconds` (429). */
-export function tooManyRequests(message: string, retryAfterSeconds: number): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "TooManyRequests",
-    details: { retryAfterSeconds },
-    code: 429,
-  });
 }
 
 /** The name part of a key: `/registry/pods/default/web` → `web`. */
@@ -108,19 +104,3 @@ export function checkPreconditions(
   return newConflict(gr, nameOfKey(key), storageError);
 }
 // #endregion preconditions
-
-/**
- * An error that upstream's handler reports as 500 with no reason (responsewriters' ErrorToAPIStatus
- * for a plain Go error): the text is the error's own.
- */
-export function unknownError(message: string): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "",
-    code: 500,
-  });
-}

@@ -37,6 +37,7 @@ import type { KubeObject } from "../../api/meta.ts";
 import type { KeyValue } from "../../store/kv.ts";
 import type { Compare, RangeResponse, WatchResponse } from "../../store/rpc.ts";
 import {
+  errorToAPIStatus,
   type GroupResource,
   isStatusError,
   newAlreadyExists,
@@ -50,12 +51,12 @@ import { decodeContinue, encodeContinue } from "./continue.ts";
 import {
   checkPreconditions,
   continueExpired,
+  errResourceVersionSetOnCreate,
   expiredList,
   expiredWatch,
   inconsistentContinue,
   nameOfKey,
-  tooLargeResourceVersion,
-  unknownError,
+  newTooLargeResourceVersionError,
 } from "./errors.ts";
 import {
   type EtcdClient,
@@ -178,7 +179,7 @@ export class Etcd3Store implements Interface {
    */
   async create(key: string, obj: KubeObject): Promise<KubeObject> {
     if (obj.metadata?.resourceVersion) {
-      throw unknownError("resourceVersion should not be set on objects to be created");
+      throw errorToAPIStatus(errResourceVersionSetOnCreate);
     }
     const data = encodeObject(obj);
     const resp = await this.client.txn({
@@ -209,7 +210,7 @@ export class Etcd3Store implements Interface {
    */
   private validateMinimumResourceVersion(minimum: string | undefined, actual: number): void {
     const min = parseResourceVersion(minimum);
-    if (min > actual) throw tooLargeResourceVersion(min, actual, 0);
+    if (min > actual) throw newTooLargeResourceVersionError(min, actual, 0);
   }
   // #endregion get
 
@@ -277,7 +278,7 @@ export class Etcd3Store implements Interface {
         });
       } catch (e) {
         if (isFutureRevError(e)) {
-          throw tooLargeResourceVersion(withRev, Number(await this.currentResourceVersion()), 0);
+          throw newTooLargeResourceVersionError(withRev, Number(await this.currentResourceVersion()), 0);
         }
         throw this.interpretListError(e, continuing, startKey, keyPrefix);
       }
