@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { EtcdServer } from "../../store/etcd-server.ts";
-import { Cacher, type CacherOptions, type CacheWatcher } from "./cacher.ts";
+import type { CacheWatcher } from "./cache-watcher.ts";
+import { Cacher, type CacherOptions } from "./cacher.ts";
 import { InProcessEtcdClient } from "./etcd-client.ts";
 import { Etcd3Store } from "./etcd3-store.ts";
 import type { Interface, ListOptions, WatchOptions } from "./interfaces.ts";
