@@ -1,5 +1,7 @@
 /**
- * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: `code/<name>/*.bench.ts`.
+ * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: `code/<name>/*.bench.ts`
+ * and `code/<name>/testing/*.bench.ts` (benchmarks live beside the test harnesses, off the
+ * learner's path).
  *
  * Performance is measured here, never in timed tests: each benchmark prints its figures and the
  * ratio against a reference run on the same machine in the same run (for the store: a real etcd).
@@ -18,8 +20,14 @@ function benchmarks(): Map<string, string[]> {
   for (const dir of existsSync(code) ? readdirSync(code) : []) {
     const abs = join(code, dir);
     if (!statSync(abs).isDirectory()) continue;
-    const files = readdirSync(abs).filter((f) => f.endsWith(".bench.ts"));
-    if (files.length > 0) found.set(dir, files.map((f) => join(abs, f)).sort());
+    const files = [abs, join(abs, "testing")]
+      .filter((d) => existsSync(d) && statSync(d).isDirectory())
+      .flatMap((d) =>
+        readdirSync(d)
+          .filter((f) => f.endsWith(".bench.ts"))
+          .map((f) => join(d, f)),
+      );
+    if (files.length > 0) found.set(dir, files.sort());
   }
   return found;
 }
