@@ -226,6 +226,29 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
       const bad = await call("POST", `${cms}?dryRun=Some`, configMap("dry2"));
       expect(bad.code).toBe(422);
     });
+
+    it("a dry run takes the real write's path: a graceful delete answers the marked pod, a PUT may create, nothing is stored", async () => {
+      await call("POST", pods, pod("dry-grace"));
+      await call("POST", `${pods}/dry-grace/binding`, {
+        apiVersion: "v1",
+        kind: "Binding",
+        metadata: { name: "dry-grace" },
+        target: { name: "n1" },
+      });
+      const marked = await call("DELETE", `${pods}/dry-grace?dryRun=All`);
+      expect(marked.code).toBe(200);
+      expect(marked.body.metadata.deletionGracePeriodSeconds).toBe(30);
+      expect(marked.body.metadata.deletionTimestamp).toBeTruthy();
+      const stored = (await call("GET", `${pods}/dry-grace`)).body;
+      expect(stored.metadata.deletionTimestamp).toBeUndefined();
+
+      const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+      const lease = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: "dry-lease" } };
+      const created = await call("PUT", `${leases}/dry-lease?dryRun=All`, lease);
+      expect(created.code).toBe(201);
+      expect(created.body.metadata.uid).toBeTruthy();
+      expect((await call("GET", `${leases}/dry-lease`)).code).toBe(404);
+    });
   });
 
   describe("routing", () => {
