@@ -10,6 +10,8 @@
  *   optimistic concurrency and (chapter 3) authorization happen in one place;
  * - the request path in one function a reader can follow (`handle`): request info → discovery
  *   and health checks → resource → scope check → subresource or verb → handler → store → storage;
+ *   this file only routes — what a resource or subresource does is its handler's (handlers/) and
+ *   its registry's (registry/, registry/subresources/);
  * - every failure, whatever layer raised it, reaches the client as a `Status` with its HTTP
  *   code; a 3 MiB body limit guards the server from huge writes.
  *
@@ -28,6 +30,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller.registerResourceHandlers: the routes per resource and scope)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/httplog/httplog.go (respLogger: the per-request log line)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/handler.go (serviceErrorHandler: go-restful's 404 and 405)
  * @upstream kubernetes/kubernetes pkg/controlplane/controller/systemnamespaces/system_namespaces_controller.go (the system namespaces)
  * @chapter 02-apiserver
  */
@@ -37,32 +40,29 @@ import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { serveDiscovery } from "./discovery.ts";
-import {
-  isStatusError,
-  newBadRequest,
-  newGenericServerResponse,
-  newUnsupportedMediaTypeError,
-  type StatusError,
-} from "./errors.ts";
-import { createResource, decodeRequestObject } from "./handlers/create.ts";
+import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
+import { createResource } from "./handlers/create.ts";
 import { deleteResource } from "./handlers/delete.ts";
 import { deleteCollection } from "./handlers/deletecollection.ts";
 import { getResource } from "./handlers/get.ts";
 import { listResource } from "./handlers/list.ts";
 import { patchResource } from "./handlers/patch.ts";
 import { type RequestScope, readBody, writeError, writeJSON } from "./handlers/rest.ts";
+import {
+  createBindingResource,
+  getPodLog,
+  getScaleResource,
+  patchScaleResource,
+  updateScaleResource,
+} from "./handlers/subresources.ts";
 import { updateResource } from "./handlers/update.ts";
 import { watchResource } from "./handlers/watch.ts";
-import { decodeBody, negotiateOutput, parseJSON, parseMediaType } from "./negotiation.ts";
-import { applyJSONPatch } from "./patch/json-patch.ts";
-import { applyMergePatch } from "./patch/merge-patch.ts";
+import { decodeBody, negotiateOutput } from "./negotiation.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
 import { newRESTStorage } from "./registry/rest-storage.ts";
+import { createSelfSubjectAccessReview } from "./registry/selfsubjectaccessreview.ts";
 import type { Store } from "./registry/store.ts";
-import { type Binding, createBinding } from "./registry/subresources/binding.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
-import { podLog } from "./registry/subresources/log.ts";
-import { getScale, type Scale, updateScale } from "./registry/subresources/scale.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
 import { newStorageBackend } from "./storage/factory.ts";
@@ -170,7 +170,7 @@ async function handle(
     }
     if (!info.isResourceRequest) throw serviceError(404);
     if (info.apiGroup === "authorization.k8s.io" && info.resource === "selfsubjectaccessreviews") {
-      await selfSubjectAccessReview(req, res, info);
+      await serveSelfSubjectAccessReview(req, res, info);
       return;
     }
     const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
@@ -187,7 +187,7 @@ async function handle(
       decodeProtobuf,
       setDefaults,
     };
-    if (info.subresource) await serveSubresource(scope, stores);
+    if (info.subresource) await serveSubresource(scope);
     else await serveResource(scope);
   } catch (e) {
     writeError(res, e);
@@ -236,12 +236,11 @@ async function serveResource(scope: RequestScope): Promise<void> {
   }
 }
 
-async function serveSubresource(scope: RequestScope, stores: Map<string, Store>): Promise<void> {
+async function serveSubresource(scope: RequestScope): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
   if (!sub || !info.name) throw serviceError(404);
   if (!sub.verbs.includes(info.verb)) throw serviceError(405);
-  const ns = info.namespace;
   switch (`${sub.name}/${info.verb}`) {
     case "status/get":
       return getResource(scope);
@@ -250,24 +249,15 @@ async function serveSubresource(scope: RequestScope, stores: Map<string, Store>)
     case "status/patch":
       return patchResource(scope);
     case "scale/get":
-      return writeJSON(scope.res, 200, await getScale(store, ns, info.name));
-    case "scale/update": {
-      const body = await decodeRequestObject(scope, { apiVersion: "autoscaling/v1", kind: "Scale" }, false);
-      return writeJSON(scope.res, 200, await updateScale(store, ns, info.name, () => body as Scale));
-    }
+      return getScaleResource(scope);
+    case "scale/update":
+      return updateScaleResource(scope);
     case "scale/patch":
-      return writeJSON(scope.res, 200, await patchScale(scope));
-    case "binding/create": {
-      const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Binding" }, false);
-      const pods = stores.get("/pods") as Store;
-      return writeJSON(scope.res, 201, await createBinding(pods, ns, info.name, body as Binding));
-    }
-    case "log/get": {
-      const text = await podLog(store, ns, info.name);
-      scope.res.writeHead(200, { "Content-Type": "text/plain" });
-      scope.res.end(text);
-      return;
-    }
+      return patchScaleResource(scope);
+    case "binding/create":
+      return createBindingResource(scope);
+    case "log/get":
+      return getPodLog(scope);
     case "finalize/update":
       return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
     default:
@@ -276,44 +266,21 @@ async function serveSubresource(scope: RequestScope, stores: Map<string, Store>)
 }
 // #endregion routes
 
-/** PATCH .../scale: the patch applies to the Scale, whose replicas then go to the parent. */
-async function patchScale(scope: RequestScope): Promise<Scale> {
-  const type = parseMediaType(scope.req.headers["content-type"] ?? "").type;
-  const body = await readBody(scope.req);
-  const patch = parseJSON(body);
-  return updateScale(scope.store, scope.info.namespace, scope.info.name, (current) => {
-    if (type === "application/json-patch+json") return applyJSONPatch(current, patch) as Scale;
-    if (type === "application/merge-patch+json" || type === "application/strategic-merge-patch+json") {
-      // Scale has no lists: a strategic merge patch is a merge patch.
-      return applyMergePatch(current, patch) as Scale;
-    }
-    throw newUnsupportedMediaTypeError([
-      "application/json-patch+json",
-      "application/merge-patch+json",
-      "application/strategic-merge-patch+json",
-    ]);
-  });
-}
-
-/**
- * POST selfsubjectaccessreviews: "may I?" — `kubectl auth can-i`. Until authorization exists
- * (chapter 3) everyone may do everything, as upstream's AlwaysAllow authorizer answers.
- */
-async function selfSubjectAccessReview(
+/** POST selfsubjectaccessreviews (`kubectl auth can-i`): create only, v1 only, nothing stored. */
+async function serveSelfSubjectAccessReview(
   req: IncomingMessage,
   res: ServerResponse,
   info: RequestInfo,
 ): Promise<void> {
   if (info.apiVersion !== "v1") throw serviceError(404);
   if (info.verb !== "create" || info.name) throw serviceError(405);
-  const body = await readBody(req);
   const review = decodeBody(
     req.headers["content-type"],
-    body,
+    await readBody(req),
     { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview" },
     decodeProtobuf,
   );
-  writeJSON(res, 201, { ...review, status: { allowed: true } });
+  writeJSON(res, 201, createSelfSubjectAccessReview(review));
 }
 
 /** newRequestInfo, with a malformed path (`/api/v1/namespaces/%zz`) as a 400 rather than a crash. */
