@@ -45,8 +45,6 @@ import {
   UNKNOWN,
 } from "./registry.ts";
 
-export const contentTypeProtobuf = "application/vnd.kubernetes.protobuf";
-
 /** The four bytes every Kubernetes protobuf body starts with: "k8s" and a zero byte. */
 export const protoEncodingPrefix = new Uint8Array([0x6b, 0x38, 0x73, 0x00]);
 
