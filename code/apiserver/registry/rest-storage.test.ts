@@ -14,7 +14,8 @@ vi.mock("./strategies/validation.ts", () => ({
 const stored = resources.filter((r) => r.stored !== false);
 
 const { strategyFor } = await import("./rest-storage.ts");
-const { convertFieldLabel, fieldLabelNotSupportedMessage } = await import("./strategy.ts");
+const { convertFieldLabel } = await import("./strategy.ts");
+const { fieldLabelNotSupportedMessage } = await import("../storage/selection-predicate.ts");
 const { semanticDeepEqual } = await import("./strategies/helpers.ts");
 
 describe("strategyFor", () => {

@@ -60,7 +60,7 @@ import {
   shouldDeleteDuringUpdate,
 } from "./delete.ts";
 import { DryRunnableStorage } from "./dryrun.ts";
-import { convertFieldLabel, fieldLabelNotSupportedMessage, type RESTStrategy } from "./strategy.ts";
+import { convertFieldLabel, type RESTStrategy } from "./strategy.ts";
 
 export interface ListParams {
   labelSelector?: string;
@@ -199,25 +199,12 @@ export class Store {
    * upstream's field label conversion answers; old spellings (`spec.host`) read their new field.
    */
   predicate(labelSelector = "", fieldSelector = ""): SelectionPredicate {
-    const aliases = this.strategy.fieldLabelAliases ?? {};
-    for (const term of fieldSelector.split(",")) {
-      const key = /^\s*([^=!\s]+)/.exec(term)?.[1];
-      if (key && convertFieldLabel(this.strategy, key) === undefined) {
-        throw newBadRequest(fieldLabelNotSupportedMessage(key));
-      }
-    }
-    return newSelectionPredicate(labelSelector, fieldSelector, (obj) => {
-      const fields = this.fieldsOf(obj);
-      for (const [alias, field] of Object.entries(aliases)) fields[alias] = fields[field] ?? "";
-      return fields;
-    });
-  }
-
-  /** The fields a field selector can use: name, namespace and the strategy's selectable fields. */
-  fieldsOf(obj: KubeObject): Record<string, string> {
-    const fields: Record<string, string> = { "metadata.name": obj.metadata?.name ?? "" };
-    if (this.info.namespaced) fields["metadata.namespace"] = obj.metadata?.namespace ?? "";
-    return { ...fields, ...this.strategy.selectableFields(obj) };
+    return newSelectionPredicate(
+      labelSelector,
+      fieldSelector,
+      (obj) => this.strategy.selectableFields(obj),
+      (label) => convertFieldLabel(this.strategy, label),
+    );
   }
 
   async list(namespace: string, p: ListParams): Promise<ListResult> {

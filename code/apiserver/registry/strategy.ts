@@ -85,9 +85,4 @@ export function convertFieldLabel(strategy: RESTStrategy, label: string): string
   if (strategy.fieldLabels.includes(label)) return label;
   return strategy.fieldLabelAliases?.[label];
 }
-
-/** Upstream's message for a field label the resource does not support. */
-export function fieldLabelNotSupportedMessage(label: string): string {
-  return `field label not supported: ${label}`;
-}
 // #endregion field-labels
