@@ -8,7 +8,7 @@
  *   many events — filtered on the server, resumable from a resourceVersion, and answered with
  *   410 Gone when the history it asks for is gone;
  * - to see label selectors (this chapter's exercise) pick objects, using the course's own
- *   code/api/labels.ts;
+ *   code/api/labels.ts and code/api/label-selector-parser.ts;
  * - to learn which optional tools are missing before a chapter needs them.
  *
  * The watch demo is a deliberately tiny stand-in (one resource, an in-memory history) that speaks
@@ -22,10 +22,10 @@
 import { spawnSync } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { parse } from "../../code/api/label-selector-parser.ts";
 import {
   type Labels,
   labelSelectorAsSelector,
-  parse,
   type Selector,
   selectorMatches,
   selectorToString,
@@ -350,7 +350,9 @@ const formatLabels = (labels: Labels) =>
 function demoLabelSelectors(): void {
   console.log(
     bold("Label selectors") +
-      dim("  (this chapter's exercise; the course's version is code/api/labels.ts)\n"),
+      dim(
+        "  (this chapter's exercise; the course's version is code/api/labels.ts and label-selector-parser.ts)\n",
+      ),
   );
   const text = "app=web,tier!=db,env in (prod,staging),!canary";
   console.log(`  kubectl get pods -l '${text}'`);

@@ -18,13 +18,12 @@
 
 import { childPath, type FieldError, indexPath, invalid, required } from "./field-errors.ts";
 import { arr, type JSONObject, num, obj, str } from "./json.ts";
-import { isValidLabelValue } from "./labels.ts";
 import {
   setOperatorValuesErrors,
   validateLabelName,
   validateLabelSelector,
 } from "./object-meta-validation.ts";
-import { nameIsDNSLabel, nameIsDNSSubdomain } from "./string-validation.ts";
+import { isValidLabelValue, nameIsDNSLabel, nameIsDNSSubdomain } from "./string-validation.ts";
 
 /**
  * ValidateNodeSelectorRequirement: the operator decides how many values make sense — some for

@@ -43,7 +43,6 @@ import {
   tooLong,
 } from "./field-errors.ts";
 import { arr, isSet, type JSONObject, num, obj, str } from "./json.ts";
-import { isQualifiedName, isValidLabelValue } from "./labels.ts";
 import type { KubeObject } from "./meta.ts";
 import {
   deepEqual,
@@ -60,7 +59,9 @@ import {
   isConfigMapKey,
   isDNS1123Label,
   isDNS1123Subdomain,
+  isQualifiedName,
   isValidIP,
+  isValidLabelValue,
   isValidPortName,
   isValidPortNum,
   nameIsDNS1035Label,

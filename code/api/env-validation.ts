@@ -15,8 +15,7 @@
 
 import { childPath, type FieldError, indexPath, invalid, notSupported, required } from "./field-errors.ts";
 import { arr, type JSONObject, obj, str } from "./json.ts";
-import { isQualifiedName } from "./labels.ts";
-import { isConfigMapKey, isEnvVarName, nameIsDNSSubdomain } from "./string-validation.ts";
+import { isConfigMapKey, isEnvVarName, isQualifiedName, nameIsDNSSubdomain } from "./string-validation.ts";
 
 /** The downward-API fields an env var may read (validEnvDownwardAPIFieldPathExpressions), sorted as the message lists them. */
 const ENV_FIELD_PATHS = [

@@ -24,7 +24,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/fields/fields.go (Fields, Set)
  * @chapter 02-apiserver
  */
-import { type Result, SelectorError } from "./labels.ts";
+import { fail, ok, type Result } from "./labels.ts";
 
 export type { Result } from "./labels.ts";
 export { SelectorError } from "./labels.ts";
@@ -46,14 +46,6 @@ export interface FieldSelector {
   readonly requirements: readonly FieldRequirement[];
 }
 // #endregion types
-
-function ok<T>(value: T): Result<T> {
-  return { ok: true, value };
-}
-
-function fail(message: string): Result<never> {
-  return { ok: false, error: new SelectorError(message) };
-}
 
 /** The selector that matches every object (upstream's `fields.Everything()`). */
 export function everything(): FieldSelector {

@@ -1,15 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { parse, tokenize } from "./label-selector-parser.ts";
 import {
   everything,
   isEmptySelector,
-  isQualifiedName,
-  isValidLabelValue,
   type Labels,
   labelSelectorAsSelector,
   matches,
   newRequirement,
   nothing,
-  parse,
   type Requirement,
   type Result,
   requirementToString,
@@ -17,9 +15,9 @@ import {
   selectorFromSet,
   selectorMatches,
   selectorToString,
-  tokenize,
   validateLabelKey,
 } from "./labels.ts";
+import { isQualifiedName, isValidLabelValue } from "./string-validation.ts";
 
 // The error texts below are Kubernetes v1.32's, checked against `kubectl set selector --local`
 // (kubectl v1.32.4), which runs the same parser.

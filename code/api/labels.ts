@@ -7,8 +7,8 @@
  *   a ReplicaSet owns the pods its selector matches, the scheduler spreads and co-locates pods by
  *   the selectors in affinity terms;
  * - two spellings of one idea turned into the same Selector: the string form
- *   (`kubectl get pods -l 'app=web,tier in (fe,be),!canary'`) and the structured form in object
- *   specs (`matchLabels` + `matchExpressions`);
+ *   (`kubectl get pods -l 'app=web,tier in (fe,be),!canary'`, read by label-selector-parser.ts)
+ *   and the structured form in object specs (`matchLabels` + `matchExpressions`);
  * - a canonical string form, so two selectors that mean the same print the same.
  *
  * Invariants:
@@ -22,14 +22,25 @@
  * Errors are values: every fallible function returns a `Result` whose error message is
  * upstream's, word for word (the API server sends it back to kubectl unchanged).
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/labels/selector.go (Requirement, NewRequirement, Lexer, Parser, Parse)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/labels/selector.go (Selector, Requirement, NewRequirement, Requirement.Matches, Everything, Nothing, ByKey, Requirement.String)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/selection/operator.go (Operator)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go (LabelSelectorAsSelector)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go (Invalid, NotSupported)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/errors/errors.go (NewAggregate)
  * @chapter 00-life-of-a-pod
  */
+
+import {
+  aggregateMessage,
+  childPath,
+  type FieldError,
+  fieldErrorToString,
+  type GoValue,
+  goStringSlice,
+  indexPath,
+  invalid,
+  keyPath,
+  notSupported,
+} from "./field-errors.ts";
+import { isQualifiedName, isValidLabelValue } from "./string-validation.ts";
 
 // #region types
 /** An object's labels (`metadata.labels`). */
@@ -71,147 +82,33 @@ export type Result<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly error: SelectorError };
 
-function ok<T>(value: T): Result<T> {
+export function ok<T>(value: T): Result<T> {
   return { ok: true, value };
 }
 
-function fail(message: string): Result<never> {
+export function fail(message: string): Result<never> {
   return { ok: false, error: new SelectorError(message) };
 }
 // #endregion types
-
-// ---------------------------------------------------------------------------------------------
-// Validation of label keys and values (pkg/util/validation). The regular expressions are spelled
-// exactly as upstream's because they appear, verbatim, in the error messages.
-// ---------------------------------------------------------------------------------------------
-
-const QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const QUALIFIED_NAME_MSG =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const QUALIFIED_NAME_MAX_LENGTH = 63;
-
-const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
-const LABEL_VALUE_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const LABEL_VALUE_MAX_LENGTH = 63;
-
-const DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
-const DNS1123_SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
-
-const qualifiedNameRegexp = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
-const labelValueRegexp = new RegExp(`^${LABEL_VALUE_FMT}$`);
-const dns1123SubdomainRegexp = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
-
-/** Upstream counts bytes (Go's len), not UTF-16 code units. */
-function byteLength(text: string): number {
-  return new TextEncoder().encode(text).length;
-}
-
-function maxLenError(length: number): string {
-  return `must be no more than ${length} characters`;
-}
-
-/** Upstream's RegexError wording — including the double space before each "or". */
-function regexError(message: string, regex: string, examples: readonly string[]): string {
-  const shown = examples.map((example) => `'${example}', `).join(" or ");
-  return `${message} (e.g. ${shown}regex used for validation is '${regex}')`;
-}
-
-/** IsDNS1123Subdomain: the prefix of a label key, such as `app.kubernetes.io`. */
-export function isDNS1123Subdomain(value: string): string[] {
-  const errors: string[] = [];
-  if (byteLength(value) > DNS1123_SUBDOMAIN_MAX_LENGTH)
-    errors.push(maxLenError(DNS1123_SUBDOMAIN_MAX_LENGTH));
-  if (!dns1123SubdomainRegexp.test(value)) {
-    errors.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, ["example.com"]));
-  }
-  return errors;
-}
-
-// #region label-validation
-/**
- * IsQualifiedName: what a label key must look like — `name` or `prefix/name`, where the prefix
- * is a DNS subdomain and the name is at most 63 characters of `[-A-Za-z0-9_.]` that starts and
- * ends alphanumeric. Returns every problem found (none: the key is valid).
- */
-export function isQualifiedName(value: string): string[] {
-  const parts = value.split("/");
-  if (parts.length > 2) {
-    // More than one '/': upstream does not look further and describes the whole format instead.
-    return [
-      "a qualified name " +
-        regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ["MyName", "my.name", "123-abc"]) +
-        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
-    ];
-  }
-  const errors: string[] = [];
-  const name = parts.length === 2 ? parts[1] : parts[0];
-  if (parts.length === 2) {
-    const prefix = parts[0];
-    if (prefix === "") errors.push("prefix part must be non-empty");
-    else errors.push(...isDNS1123Subdomain(prefix).map((message) => `prefix part ${message}`));
-  }
-  if (name === "") errors.push("name part must be non-empty");
-  else if (byteLength(name) > QUALIFIED_NAME_MAX_LENGTH) {
-    errors.push(`name part ${maxLenError(QUALIFIED_NAME_MAX_LENGTH)}`);
-  }
-  if (!qualifiedNameRegexp.test(name)) {
-    errors.push(
-      `name part ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, ["MyName", "my.name", "123-abc"])}`,
-    );
-  }
-  return errors;
-}
-
-/** IsValidLabelValue: empty, or up to 63 characters of `[-A-Za-z0-9_.]` starting and ending alphanumeric. */
-export function isValidLabelValue(value: string): string[] {
-  const errors: string[] = [];
-  if (byteLength(value) > LABEL_VALUE_MAX_LENGTH) errors.push(maxLenError(LABEL_VALUE_MAX_LENGTH));
-  if (!labelValueRegexp.test(value)) {
-    errors.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, ["MyValue", "my_value", "12345"]));
-  }
-  return errors;
-}
-// #endregion label-validation
-
-// ---------------------------------------------------------------------------------------------
-// Field errors (pkg/util/validation/field), reduced to the text they print. A field path is a
-// string such as `values[0][tier]`; `undefined` is Go's nil *field.Path, which prints "<nil>".
-// ---------------------------------------------------------------------------------------------
-
-function childPath(path: string | undefined, name: string): string {
-  return path === undefined ? name : `${path}.${name}`;
-}
-
-/** Go's %q for a string, and %#v for a []string (an empty one is always nil where we print it). */
-function formatBadValue(value: string | readonly string[]): string {
-  if (typeof value === "string") return JSON.stringify(value);
-  if (value.length === 0) return "[]string(nil)";
-  return `[]string{${value.map((v) => JSON.stringify(v)).join(", ")}}`;
-}
-
-/** field.Invalid(path, value, detail).Error() */
-function invalidValue(path: string | undefined, value: string | readonly string[], detail: string): string {
-  return `${path ?? "<nil>"}: Invalid value: ${formatBadValue(value)}: ${detail}`;
-}
-
-/** errors.NewAggregate(...).Error(): one message as is, several deduplicated inside [..]. */
-function aggregate(messages: readonly string[]): string {
-  const unique = [...new Set(messages)];
-  return unique.length === 1 ? unique[0] : `[${unique.join(", ")}]`;
-}
 
 /**
  * validateLabelKey: the key checked as a field at `path`. The string parser validates keys with
  * no path at all, which is why kubectl shows `<nil>: Invalid value: ...` for a bad key.
  */
 export function validateLabelKey(key: string, path?: string): SelectorError | undefined {
+  const error = labelKeyError(key, path ?? "<nil>");
+  return error && new SelectorError(fieldErrorToString(error));
+}
+
+/** The key's problems as one field error (upstream joins IsQualifiedName's messages with "; "). */
+function labelKeyError(key: string, path: string): FieldError | undefined {
   const errors = isQualifiedName(key);
-  if (errors.length === 0) return undefined;
-  return new SelectorError(invalidValue(path, key, errors.join("; ")));
+  return errors.length === 0 ? undefined : invalid(path, key, errors.join("; "));
+}
+
+/** Go's %#v of the []string a requirement carries: an empty one is always nil where we print it. */
+function goValues(values: readonly string[]): GoValue {
+  return goStringSlice(values.length > 0 ? values : undefined);
 }
 
 /** Go's strconv.ParseInt(text, 10, 64): optional sign, decimal digits, within int64. */
@@ -236,17 +133,17 @@ export function newRequirement(
   values: readonly string[],
   path?: string,
 ): Result<Requirement> {
-  const errors: string[] = [];
-  const keyError = validateLabelKey(key, childPath(path, "key"));
-  if (keyError) errors.push(keyError.message);
+  const errors: FieldError[] = [];
+  const keyError = labelKeyError(key, childPath(path ?? "", "key"));
+  if (keyError) errors.push(keyError);
 
-  const valuesPath = childPath(path, "values");
+  const valuesPath = childPath(path ?? "", "values");
   switch (operator) {
     case "in":
     case "notin":
       if (values.length === 0) {
         errors.push(
-          invalidValue(valuesPath, values, "for 'in', 'notin' operators, values set can't be empty"),
+          invalid(valuesPath, goValues(values), "for 'in', 'notin' operators, values set can't be empty"),
         );
       }
       break;
@@ -254,14 +151,16 @@ export function newRequirement(
     case "==":
     case "!=":
       if (values.length !== 1) {
-        errors.push(invalidValue(valuesPath, values, "exact-match compatibility requires one single value"));
+        errors.push(
+          invalid(valuesPath, goValues(values), "exact-match compatibility requires one single value"),
+        );
       }
       break;
     case "exists":
     case "!":
       if (values.length !== 0) {
         errors.push(
-          invalidValue(valuesPath, values, "values set must be empty for exists and does not exist"),
+          invalid(valuesPath, goValues(values), "values set must be empty for exists and does not exist"),
         );
       }
       break;
@@ -269,14 +168,14 @@ export function newRequirement(
     case "lt":
       if (values.length !== 1) {
         errors.push(
-          invalidValue(valuesPath, values, "for 'Gt', 'Lt' operators, exactly one value is required"),
+          invalid(valuesPath, goValues(values), "for 'Gt', 'Lt' operators, exactly one value is required"),
         );
       }
       values.forEach((value, i) => {
         if (parseInt64(value) === undefined) {
           errors.push(
-            invalidValue(
-              `${valuesPath}[${i}]`,
+            invalid(
+              indexPath(valuesPath, i),
               value,
               "for 'Gt', 'Lt' operators, the value must be an integer",
             ),
@@ -287,19 +186,28 @@ export function newRequirement(
     default:
       // Unreachable from typed code; guards operators that arrive as plain JSON.
       errors.push(
-        `${childPath(path, "operator")}: Unsupported value: ${formatBadValue(String(operator))}: ` +
-          `supported values: "in", "notin", "=", "==", "!=", "gt", "lt", "exists", "!"`,
+        notSupported(childPath(path ?? "", "operator"), String(operator), [
+          "in",
+          "notin",
+          "=",
+          "==",
+          "!=",
+          "gt",
+          "lt",
+          "exists",
+          "!",
+        ]),
       );
   }
 
   values.forEach((value, i) => {
     const valueErrors = isValidLabelValue(value);
     if (valueErrors.length > 0) {
-      errors.push(invalidValue(`${valuesPath}[${i}][${key}]`, value, valueErrors.join("; ")));
+      errors.push(invalid(keyPath(indexPath(valuesPath, i), key), value, valueErrors.join("; ")));
     }
   });
 
-  if (errors.length > 0) return fail(aggregate(errors));
+  if (errors.length > 0) return fail(aggregateMessage(errors));
   return ok({ key, operator, values: [...values] });
 }
 // #endregion new-requirement
@@ -384,286 +292,11 @@ export function selectorFromSet(set: Labels): Selector {
   return { requirements: sortByKey(requirements) };
 }
 
-function sortByKey(requirements: readonly Requirement[]): Requirement[] {
+/** ByKey: requirements in key order, as every Selector holds them. */
+export function sortByKey(requirements: readonly Requirement[]): Requirement[] {
   // Plain code-unit order, as Go compares strings byte by byte (keys are ASCII), not localeCompare.
   return [...requirements].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
-
-// ---------------------------------------------------------------------------------------------
-// The string form: a lexer that cuts the text into tokens, and a recursive-descent parser.
-// ---------------------------------------------------------------------------------------------
-
-// #region tokenize
-/** The kinds of token, named as upstream's `Token` constants. */
-export type Token =
-  | "EndOfStringToken"
-  | "ClosedParToken"
-  | "CommaToken"
-  | "DoesNotExistToken"
-  | "DoubleEqualsToken"
-  | "EqualsToken"
-  | "GreaterThanToken"
-  | "IdentifierToken"
-  | "InToken"
-  | "LessThanToken"
-  | "NotEqualsToken"
-  | "NotInToken"
-  | "OpenParToken";
-
-/** One token and the text it was cut from (`""` for the end of the string). */
-export interface ScannedItem {
-  readonly tok: Token;
-  readonly literal: string;
-}
-
-const SYMBOL_TOKENS = new Map<string, Token>([
-  ["==", "DoubleEqualsToken"],
-  ["!=", "NotEqualsToken"],
-  ["=", "EqualsToken"],
-  ["!", "DoesNotExistToken"],
-  [">", "GreaterThanToken"],
-  ["<", "LessThanToken"],
-  ["(", "OpenParToken"],
-  [")", "ClosedParToken"],
-  [",", "CommaToken"],
-]);
-
-const KEYWORD_TOKENS = new Map<string, Token>([
-  ["in", "InToken"],
-  ["notin", "NotInToken"],
-]);
-
-function isWhitespace(ch: string): boolean {
-  return ch === " " || ch === "\t" || ch === "\r" || ch === "\n";
-}
-
-/** The characters that end an identifier and start an operator. */
-function isSpecialSymbol(ch: string): boolean {
-  return "=!(),<>".includes(ch);
-}
-
-/**
- * Cuts a selector string into tokens; the last one is always `EndOfStringToken`.
- *
- * Whitespace (space, tab, CR, LF) only separates tokens. An identifier runs until whitespace or
- * one of `= ! ( ) , < >`, so `a||b` and `x.y/z` are single identifiers that validation judges
- * later. `in` and `notin` come out as keywords here; only the parser knows whether they are
- * operators (`x in (a)`) or plain words (`in=notin`).
- */
-export function tokenize(selector: string): ScannedItem[] {
-  const items: ScannedItem[] = [];
-  let pos = 0;
-  for (;;) {
-    while (pos < selector.length && isWhitespace(selector[pos])) pos++;
-    if (pos >= selector.length) {
-      items.push({ tok: "EndOfStringToken", literal: "" });
-      return items;
-    }
-    const scanned = isSpecialSymbol(selector[pos]) ? scanSymbol(selector, pos) : scanWord(selector, pos);
-    items.push(scanned.item);
-    pos = scanned.end;
-  }
-}
-
-/**
- * The longest operator at `pos`. Every special character is a token on its own, so this never
- * fails (upstream's ErrorToken cannot come out); only `==` and `!=` are two characters long.
- */
-function scanSymbol(selector: string, pos: number): { item: ScannedItem; end: number } {
-  const two = selector.slice(pos, pos + 2);
-  const twoCharToken = SYMBOL_TOKENS.get(two);
-  if (two.length === 2 && twoCharToken !== undefined) {
-    return { item: { tok: twoCharToken, literal: two }, end: pos + 2 };
-  }
-  const one = selector[pos];
-  return { item: { tok: SYMBOL_TOKENS.get(one)!, literal: one }, end: pos + 1 };
-}
-
-function scanWord(selector: string, pos: number): { item: ScannedItem; end: number } {
-  let end = pos;
-  while (end < selector.length && !isWhitespace(selector[end]) && !isSpecialSymbol(selector[end])) end++;
-  const word = selector.slice(pos, end);
-  return { item: { tok: KEYWORD_TOKENS.get(word) ?? "IdentifierToken", literal: word }, end };
-}
-// #endregion tokenize
-
-/**
- * Where the parser is reading. `KeyAndOperator`: where an operator may stand, so `in` and
- * `notin` are keywords. `Values`: everywhere else, where they are ordinary words, which is what
- * makes `in in (in)` a valid selector.
- */
-type ParserContext = "KeyAndOperator" | "Values";
-
-/** The scanned items and how far the parser has read them. */
-class TokenCursor {
-  private position = 0;
-
-  constructor(private readonly items: readonly ScannedItem[]) {}
-
-  /** The next item, without consuming it. */
-  lookahead(context: ParserContext): ScannedItem {
-    return asSeenIn(context, this.items[Math.min(this.position, this.items.length - 1)]);
-  }
-
-  /** The next item, consumed. Reading past the end keeps returning EndOfStringToken. */
-  consume(context: ParserContext): ScannedItem {
-    const item = this.lookahead(context);
-    this.position++;
-    return item;
-  }
-}
-
-function asSeenIn(context: ParserContext, item: ScannedItem): ScannedItem {
-  if (context === "Values" && (item.tok === "InToken" || item.tok === "NotInToken")) {
-    return { tok: "IdentifierToken", literal: item.literal };
-  }
-  return item;
-}
-
-function startsRequirement(item: ScannedItem): boolean {
-  return item.tok === "IdentifierToken" || item.tok === "DoesNotExistToken";
-}
-
-// #region parse
-/**
- * Parses the string form of a selector:
- *
- *   selector     ::= requirement { "," requirement }      (or the empty string)
- *   requirement  ::= [ "!" ] KEY [ set-based | exact-match ]
- *   set-based    ::= ( "in" | "notin" ) "(" [ VALUE { "," [ VALUE ] } ] ")"
- *   exact-match  ::= ( "=" | "==" | "!=" | ">" | "<" ) [ VALUE ]
- *
- * A bare KEY means the key exists, `!KEY` that it does not. A missing VALUE is the empty string:
- * `x=` selects objects whose label x is "", and `x in ()` is the set holding only "".
- * The requirements come back sorted by key, so `b=1,a=2` and `a=2,b=1` are the same selector.
- */
-export function parse(selector: string): Result<Selector> {
-  const cursor = new TokenCursor(tokenize(selector));
-  const requirements: Requirement[] = [];
-  const first = cursor.lookahead("Values");
-  if (first.tok !== "EndOfStringToken") {
-    if (!startsRequirement(first)) {
-      return fail(`found '${first.literal}', expected: !, identifier, or 'end of string'`);
-    }
-    for (;;) {
-      const requirement = parseRequirement(cursor);
-      if (!requirement.ok) return fail(`unable to parse requirement: ${requirement.error.message}`);
-      requirements.push(requirement.value);
-
-      const separator = cursor.consume("Values");
-      if (separator.tok === "EndOfStringToken") break;
-      if (separator.tok !== "CommaToken") {
-        return fail(`found '${separator.literal}', expected: ',' or 'end of string'`);
-      }
-      const next = cursor.lookahead("Values");
-      if (!startsRequirement(next)) return fail(`found '${next.literal}', expected: identifier after ','`);
-    }
-  }
-  return ok({ requirements: sortByKey(requirements) });
-}
-// #endregion parse
-
-// #region parse-requirement
-/** One requirement, in the grammar's three shapes: `!KEY`, `KEY` alone, or `KEY` operator values. */
-function parseRequirement(cursor: TokenCursor): Result<Requirement> {
-  const first = cursor.consume("Values");
-  const negated = first.tok === "DoesNotExistToken";
-  const keyItem = negated ? cursor.consume("Values") : first;
-  if (keyItem.tok !== "IdentifierToken") return fail(`found '${keyItem.literal}', expected: identifier`);
-  const key = keyItem.literal;
-  const keyError = validateLabelKey(key);
-  if (keyError) return { ok: false, error: keyError };
-
-  // `!key` is complete by itself. Whatever follows it — as in `!x=a` — is left for the caller,
-  // which wants a ',' or the end there and says so.
-  if (negated) return newRequirement(key, "!", []);
-  const next = cursor.lookahead("Values").tok;
-  if (next === "EndOfStringToken" || next === "CommaToken") return newRequirement(key, "exists", []);
-
-  const operator = parseOperator(cursor);
-  if (!operator.ok) return operator;
-  const values =
-    operator.value === "in" || operator.value === "notin" ? parseValues(cursor) : parseExactValue(cursor);
-  if (!values.ok) return values;
-  return newRequirement(key, operator.value, values.value);
-}
-
-const OPERATOR_TOKENS = new Map<Token, Operator>([
-  ["InToken", "in"],
-  ["NotInToken", "notin"],
-  ["EqualsToken", "="],
-  ["DoubleEqualsToken", "=="],
-  ["NotEqualsToken", "!="],
-  ["GreaterThanToken", "gt"],
-  ["LessThanToken", "lt"],
-]);
-
-function parseOperator(cursor: TokenCursor): Result<Operator> {
-  const item = cursor.consume("KeyAndOperator");
-  const operator = OPERATOR_TOKENS.get(item.tok);
-  if (operator === undefined) return fail(`found '${item.literal}', expected: in, notin, =, ==, !=, gt, lt`);
-  return ok(operator);
-}
-
-/** The one value after `=`, `==`, `!=`, `>` or `<`; nothing written there is the empty value. */
-function parseExactValue(cursor: TokenCursor): Result<string[]> {
-  const next = cursor.lookahead("Values");
-  if (next.tok === "EndOfStringToken" || next.tok === "CommaToken") return ok([""]);
-  const item = cursor.consume("Values");
-  if (item.tok !== "IdentifierToken") return fail(`found '${item.literal}', expected: identifier`);
-  return ok([item.literal]);
-}
-// #endregion parse-requirement
-
-// #region parse-values
-/** `( v1, v2, … )` after `in`/`notin`: a set, returned sorted and without duplicates. */
-function parseValues(cursor: TokenCursor): Result<string[]> {
-  const open = cursor.consume("Values");
-  if (open.tok !== "OpenParToken") return fail(`found '${open.literal}' expected: '('`);
-  const first = cursor.lookahead("Values");
-  if (first.tok === "ClosedParToken") {
-    cursor.consume("Values");
-    return ok([""]); // `()` is not the empty set (that would be invalid) but the set {""}
-  }
-  if (first.tok !== "IdentifierToken" && first.tok !== "CommaToken") {
-    return fail(`found '${first.literal}', expected: ',', ')' or identifier`);
-  }
-  return parseValueList(cursor);
-}
-
-/**
- * The comma-separated slots up to and including ')'. A slot with nothing in it — before the
- * first comma, between two commas, after the last — is the empty value "".
- */
-function parseValueList(cursor: TokenCursor): Result<string[]> {
-  const values = new Set<string>();
-  let commasInARow = 0;
-  for (;;) {
-    const item = cursor.consume("Values");
-    if (item.tok === "IdentifierToken") {
-      values.add(item.literal);
-      const separator = cursor.consume("Values");
-      if (separator.tok === "ClosedParToken") break;
-      if (separator.tok !== "CommaToken") return fail(`found '${separator.literal}', expected: ',' or ')'`);
-      commasInARow = 1;
-    } else if (item.tok === "CommaToken") {
-      values.add("");
-      commasInARow++;
-    } else if (item.tok === "ClosedParToken" && commasInARow % 2 === 1) {
-      // Only reachable right after a comma: an empty last slot.
-      values.add("");
-      break;
-    } else {
-      // An operator or the end of the string where a value belongs — or ')' after an even run of
-      // commas: Kubernetes v1.32 reads ',,' as one unit and then wants a value or a comma, so
-      // `x in (a,,)` is an error in v1.32 while `x in (a,,,)` is not. (v1.35 accepts both:
-      // kubernetes/kubernetes commit d4f8bebda089, "Fix label selector parsing for consecutive commas".)
-      return fail(`found '${item.literal}', expected: ',', or identifier`);
-    }
-  }
-  return ok([...values].sort());
-}
-// #endregion parse-values
 
 // #region canonical-string
 // Each operator as a selector string writes it: the lexer's tokens read backwards.

@@ -44,9 +44,13 @@ import {
   required,
   tooLong,
 } from "./field-errors.ts";
-import { isQualifiedName, isValidLabelValue } from "./labels.ts";
 import type { ObjectMeta, OwnerReference } from "./meta.ts";
-import { nameIsDNSLabel, type ValidateNameFunc } from "./string-validation.ts";
+import {
+  isQualifiedName,
+  isValidLabelValue,
+  nameIsDNSLabel,
+  type ValidateNameFunc,
+} from "./string-validation.ts";
 
 export const FIELD_IMMUTABLE_ERROR_MSG = "field is immutable";
 export const IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0";

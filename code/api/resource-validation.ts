@@ -21,8 +21,8 @@
 
 import { childPath, type FieldError, invalid, keyPath, required } from "./field-errors.ts";
 import { obj, str } from "./json.ts";
-import { isQualifiedName } from "./labels.ts";
 import { IS_NEGATIVE_ERROR_MSG } from "./object-meta-validation.ts";
+import { isQualifiedName } from "./string-validation.ts";
 
 /**
  * A quantity is a number and a suffix: decimal SI (`k`, `M`, `G`, … and `m` for milli), binary

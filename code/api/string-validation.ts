@@ -1,8 +1,7 @@
 /**
  * String checks — is this a DNS label, a port name, a config key, an IP? — each returning
  * upstream's list of problems (empty when the value is fine).
- * Upstream: apimachinery's pkg/util/validation/validation.go; the label-key and label-value
- * checks live in labels.ts.
+ * Upstream: apimachinery's pkg/util/validation/validation.go.
  *
  * Solves:
  * - an object's names end up in DNS (`<service>.<namespace>.svc`), in URLs and in file names
@@ -15,14 +14,13 @@
  * - a check returns every problem it finds, in upstream's order; the caller turns each into a
  *   field error on the field it is checking.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (IsDNS1123Label, IsDNS1035Label, IsValidPortNum, IsInRange, IsValidPortName, IsConfigMapKey, IsEnvVarName, IsHTTPHeaderName, IsValidPercent, IsValidIP, MaxLenError, RegexError, InclusiveRangeError)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label, IsValidPortNum, IsInRange, IsValidPortName, IsConfigMapKey, IsEnvVarName, IsHTTPHeaderName, IsValidPercent, IsValidIP, MaxLenError, RegexError, InclusiveRangeError)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/validation/generic.go (NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label, maskTrailingDash)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/validation/path/name.go (IsValidPathSegmentName, ValidatePathSegmentName)
  * @chapter 02-apiserver
  */
 
 import { isIPv6 } from "node:net";
-import { isDNS1123Subdomain } from "./labels.ts";
 
 /** Upstream counts bytes (Go's len), not UTF-16 code units. */
 function byteLength(text: string): number {
@@ -48,7 +46,10 @@ export function inclusiveRangeError(lo: number, hi: number): string {
 const DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_LABEL_MSG =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
+const DNS1123_SUBDOMAIN_MSG =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 const DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const DNS1035_LABEL_MSG =
   "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
@@ -65,6 +66,16 @@ export function isDNS1123Label(value: string): string[] {
   return errors;
 }
 
+/** IsDNS1123Subdomain: most object names, and the prefix of a label key such as `app.kubernetes.io`. */
+export function isDNS1123Subdomain(value: string): string[] {
+  const errors: string[] = [];
+  if (byteLength(value) > 253) errors.push(maxLenError(253));
+  if (!DNS1123_SUBDOMAIN_RE.test(value)) {
+    errors.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"));
+  }
+  return errors;
+}
+
 /** IsDNS1035Label: a Service name — a DNS label that must start with a letter. */
 export function isDNS1035Label(value: string): string[] {
   const errors: string[] = [];
@@ -74,8 +85,6 @@ export function isDNS1035Label(value: string): string[] {
   }
   return errors;
 }
-
-export { isDNS1123Subdomain };
 
 /** A name check: `prefix` is true for a generateName, which may end in '-' (a suffix follows). */
 export type ValidateNameFunc = (name: string, prefix: boolean) => string[];
@@ -105,6 +114,64 @@ export const validatePathSegmentName: ValidateNameFunc = (name, prefix) => {
   return errors;
 };
 // #endregion dns-names
+
+// #region label-validation
+const QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_MSG =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const QUALIFIED_NAME_MAX_LENGTH = 63;
+const qualifiedNameRegexp = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
+
+const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
+const LABEL_VALUE_MSG =
+  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_MAX_LENGTH = 63;
+const labelValueRegexp = new RegExp(`^${LABEL_VALUE_FMT}$`);
+
+/**
+ * IsQualifiedName: what a label key must look like — `name` or `prefix/name`, where the prefix
+ * is a DNS subdomain and the name is at most 63 characters of `[-A-Za-z0-9_.]` that starts and
+ * ends alphanumeric. Returns every problem found (none: the key is valid).
+ */
+export function isQualifiedName(value: string): string[] {
+  const parts = value.split("/");
+  if (parts.length > 2) {
+    // More than one '/': upstream does not look further and describes the whole format instead.
+    return [
+      "a qualified name " +
+        regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc") +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
+  }
+  const errors: string[] = [];
+  const name = parts.length === 2 ? parts[1] : parts[0];
+  if (parts.length === 2) {
+    const prefix = parts[0];
+    if (prefix === "") errors.push("prefix part must be non-empty");
+    else errors.push(...isDNS1123Subdomain(prefix).map((message) => `prefix part ${message}`));
+  }
+  if (name === "") errors.push("name part must be non-empty");
+  else if (byteLength(name) > QUALIFIED_NAME_MAX_LENGTH) {
+    errors.push(`name part ${maxLenError(QUALIFIED_NAME_MAX_LENGTH)}`);
+  }
+  if (!qualifiedNameRegexp.test(name)) {
+    errors.push(
+      `name part ${regexError(QUALIFIED_NAME_MSG, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")}`,
+    );
+  }
+  return errors;
+}
+
+/** IsValidLabelValue: empty, or up to 63 characters of `[-A-Za-z0-9_.]` starting and ending alphanumeric. */
+export function isValidLabelValue(value: string): string[] {
+  const errors: string[] = [];
+  if (byteLength(value) > LABEL_VALUE_MAX_LENGTH) errors.push(maxLenError(LABEL_VALUE_MAX_LENGTH));
+  if (!labelValueRegexp.test(value)) {
+    errors.push(regexError(LABEL_VALUE_MSG, LABEL_VALUE_FMT, "MyValue", "my_value", "12345"));
+  }
+  return errors;
+}
+// #endregion label-validation
 
 // #region ports
 export function isValidPortNum(port: number): string[] {

@@ -13,8 +13,8 @@
 
 import { childPath, type FieldError, indexPath, invalid, notSupported } from "./field-errors.ts";
 import { arr, isSet, obj, str } from "./json.ts";
-import { isValidLabelValue } from "./labels.ts";
 import { validateLabelName } from "./object-meta-validation.ts";
+import { isValidLabelValue } from "./string-validation.ts";
 
 const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 

@@ -230,6 +230,29 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
       const bad = await call("POST", `${cms}?dryRun=Some`, configMap("dry2"));
       expect(bad.code).toBe(422);
     });
+
+    it("a dry run takes the real write's path: a graceful delete answers the marked pod, a PUT may create, nothing is stored", async () => {
+      await call("POST", pods, pod("dry-grace"));
+      await call("POST", `${pods}/dry-grace/binding`, {
+        apiVersion: "v1",
+        kind: "Binding",
+        metadata: { name: "dry-grace" },
+        target: { name: "n1" },
+      });
+      const marked = await call("DELETE", `${pods}/dry-grace?dryRun=All`);
+      expect(marked.code).toBe(200);
+      expect(marked.body.metadata.deletionGracePeriodSeconds).toBe(30);
+      expect(marked.body.metadata.deletionTimestamp).toBeTruthy();
+      const stored = (await call("GET", `${pods}/dry-grace`)).body;
+      expect(stored.metadata.deletionTimestamp).toBeUndefined();
+
+      const leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+      const lease = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name: "dry-lease" } };
+      const created = await call("PUT", `${leases}/dry-lease?dryRun=All`, lease);
+      expect(created.code).toBe(201);
+      expect(created.body.metadata.uid).toBeTruthy();
+      expect((await call("GET", `${leases}/dry-lease`)).code).toBe(404);
+    });
   });
 
   describe("routing", () => {
@@ -727,6 +750,38 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
       expect(fin.code).toBe(200);
       await call("DELETE", "/api/v1/namespaces/bye");
       expect((await call("GET", "/api/v1/namespaces/bye")).code).toBe(404);
+    });
+
+    it("PUT .../finalize goes through the namespace finalize strategy: its validation, the stored status", async () => {
+      const finalize = "/api/v1/namespaces/fin-strategy/finalize";
+      await call("POST", "/api/v1/namespaces", {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: "fin-strategy" },
+      });
+      const ns = (await call("GET", "/api/v1/namespaces/fin-strategy")).body;
+
+      // ValidateNamespaceFinalizeUpdate: every finalizer is a qualified name.
+      const bad = await call("PUT", finalize, { ...ns, spec: { finalizers: ["kubernetes", "not a name"] } });
+      expect(bad.code).toBe(422);
+      expect(bad.body.reason).toBe("Invalid");
+      expect(bad.body.message).toContain('spec.finalizers[1]: Invalid value: "not a name"');
+      expect((await call("GET", "/api/v1/namespaces/fin-strategy")).body.spec.finalizers).toEqual([
+        "kubernetes",
+      ]);
+
+      // PrepareForUpdate puts the stored status back and writes the rest of what was sent.
+      const labels = { ...ns.metadata.labels, team: "a" };
+      const ok = await call("PUT", finalize, {
+        ...ns,
+        metadata: { ...ns.metadata, labels },
+        spec: { finalizers: ["example.com/wait"] },
+        status: { phase: "Terminating" },
+      });
+      expect(ok.code).toBe(200);
+      expect(ok.body.spec.finalizers).toEqual(["example.com/wait"]);
+      expect(ok.body.status).toEqual({ phase: "Active" });
+      expect(ok.body.metadata.labels).toEqual(labels);
     });
   });
 

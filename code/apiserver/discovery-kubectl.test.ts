@@ -15,8 +15,9 @@ import { describeWithTools } from "../../scripts/external-tools.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { serveDiscovery } from "./discovery.ts";
 import { isStatusError } from "./errors.ts";
+import { protobufMediaType } from "./negotiation.ts";
 import { openAPIDocument } from "./openapi.ts";
-import { contentTypeProtobuf, decodeProtobuf } from "./protobuf/decode.ts";
+import { decodeProtobuf } from "./protobuf/decode.ts";
 
 interface Captured {
   method: string;
@@ -79,7 +80,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       if (serveDiscovery(req, res)) return;
       try {
         if (c.method === "POST") {
-          c.object = c.contentType?.startsWith(contentTypeProtobuf)
+          c.object = c.contentType?.startsWith(protobufMediaType)
             ? decodeProtobuf(new Uint8Array(bytes))
             : (JSON.parse(bytes.toString("utf8")) as KubeObject);
           const obj = structuredClone(c.object);

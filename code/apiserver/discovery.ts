@@ -36,7 +36,8 @@
  */
 import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { newNotAcceptable, type StatusError } from "./errors.ts";
+import { newNotAcceptableError, type StatusError } from "./errors.ts";
+import { parseAccept } from "./negotiation.ts";
 import { serveOpenAPI } from "./openapi.ts";
 import { apiVersionOf, type ResourceInfo, resources } from "./resources.ts";
 
@@ -197,34 +198,6 @@ export function aggregatedDiscovery(legacy: boolean, v: AggregatedVersion) {
 // #endregion aggregated-discovery
 
 // #region negotiation
-/** One entry of an Accept header: `type/subtype;k=v;…` with its q weight. */
-export interface MediaRange {
-  type: string;
-  params: Record<string, string>;
-  q: number;
-}
-
-export function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header) return [{ type: "*/*", params: {}, q: 1 }];
-  const ranges = header.split(",").map((part) => {
-    const [type, ...rest] = part.split(";").map((s) => s.trim());
-    const params: Record<string, string> = {};
-    for (const p of rest) {
-      const eq = p.indexOf("=");
-      if (eq > 0)
-        params[p.slice(0, eq).trim().toLowerCase()] = p
-          .slice(eq + 1)
-          .trim()
-          .replace(/^"|"$/g, "");
-    }
-    const q = params.q === undefined ? 1 : Number(params.q);
-    delete params.q;
-    return { type: (type ?? "").toLowerCase(), params, q: Number.isNaN(q) ? 0 : q };
-  });
-  // Stable: among equal weights the client's order decides.
-  return ranges.filter((r) => r.q > 0).sort((a, b) => b.q - a.q);
-}
-
 export type DiscoveryFormat = { aggregated: AggregatedVersion } | { aggregated: false };
 
 /**
@@ -253,7 +226,7 @@ export function negotiateDiscovery(
     }
     return { aggregated: false };
   }
-  return newNotAcceptable(`only the following media types are accepted: ${acceptedMediaTypes.join(", ")}`);
+  return newNotAcceptableError(acceptedMediaTypes);
 }
 
 const acceptedMediaTypes = ["application/json", "application/yaml"];

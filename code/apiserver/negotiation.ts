@@ -24,13 +24,19 @@
  * (JSON is valid YAML).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/negotiate.go (NegotiateInputSerializer, NegotiateOutputMediaType, MediaTypeOptions)
+ * @upstream munnerz/goautoneg autoneg.go (ParseAccept: the Accept header's entries by weight)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go (transformDecodeError)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go (transformResponseObject, asTable)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../api/meta.ts";
 import { type DecodedObject, decodeObject, strictDecodingOutcome } from "./decoding/serializer.ts";
-import { isStatusError, newBadRequest, newNotAcceptable, newUnsupportedMediaType } from "./errors.ts";
+import {
+  isStatusError,
+  newBadRequest,
+  newNotAcceptableError,
+  newUnsupportedMediaTypeError,
+} from "./errors.ts";
 
 export const jsonMediaType = "application/json";
 export const yamlMediaType = "application/yaml";
@@ -59,6 +65,27 @@ export function parseMediaType(value: string): MediaType {
         .replace(/^"|"$/g, "");
   }
   return { type: type.trim().toLowerCase(), params };
+}
+
+/** One entry of an Accept header: a media type with its `q` weight (its other parameters kept). */
+export interface MediaRange extends MediaType {
+  q: number;
+}
+
+/**
+ * goautoneg.ParseAccept, as far as we need it: the entries of an Accept header, most wanted
+ * first (by `q`; among equal weights the client's order decides), without those of weight 0.
+ * No header at all accepts anything.
+ */
+export function parseAccept(header: string | undefined): MediaRange[] {
+  if (!header) return [{ type: "*/*", params: {}, q: 1 }];
+  const ranges = header.split(",").map((entry): MediaRange => {
+    const { type, params } = parseMediaType(entry);
+    const q = params.q === undefined ? 1 : Number(params.q);
+    delete params.q;
+    return { type, params, q: Number.isNaN(q) ? 0 : q };
+  });
+  return ranges.filter((r) => r.q > 0).sort((a, b) => b.q - a.q);
 }
 
 // #region decode-body
@@ -105,8 +132,7 @@ export function decodeBody(
       throw newBadRequest(`failed to decode protobuf body: ${(e as Error).message}`);
     }
   } else {
-    throw newUnsupportedMediaType(
-      contentType ?? "",
+    throw newUnsupportedMediaTypeError(
       decodeProtobuf ? supportedMediaTypes : supportedMediaTypes.slice(0, 2),
     );
   }
@@ -152,13 +178,12 @@ export function parseJSON(body: Buffer): unknown {
 export type OutputKind = { as: "object" } | { as: "table"; version: "v1" | "v1beta1" };
 
 /**
- * Reads the Accept header: the first acceptable entry wins. A JSON, YAML or wildcard entry without
- * `as=` means the object; a Table is served only when asked for with group meta.k8s.io.
+ * Reads the Accept header: the most wanted acceptable entry wins (by `q`, then the client's
+ * order). A JSON, YAML or wildcard entry without `as=` means the object; a Table is served only
+ * when asked for with group meta.k8s.io.
  */
 export function negotiateOutput(accept: string | undefined): OutputKind {
-  if (!accept) return { as: "object" };
-  for (const entry of accept.split(",")) {
-    const m = parseMediaType(entry);
+  for (const m of parseAccept(accept)) {
     if (
       m.type !== jsonMediaType &&
       m.type !== "*/*" &&
@@ -177,6 +202,6 @@ export function negotiateOutput(accept: string | undefined): OutputKind {
     }
     // Other transformations (PartialObjectMetadata…) we do not serve: try the next entry.
   }
-  throw newNotAcceptable(`only the following media types are accepted: ${jsonMediaType}, ${yamlMediaType}`);
+  throw newNotAcceptableError([jsonMediaType, yamlMediaType]);
 }
 // #endregion negotiate-output

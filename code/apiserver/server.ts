@@ -10,6 +10,8 @@
  *   optimistic concurrency and (chapter 3) authorization happen in one place;
  * - the request path in one function a reader can follow (`handle`): request info → discovery
  *   and health checks → resource → scope check → subresource or verb → handler → store → storage;
+ *   this file only routes — what a resource or subresource does is its handler's (handlers/) and
+ *   its registry's (registry/, registry/subresources/);
  * - every failure, whatever layer raised it, reaches the client as a `Status` with its HTTP
  *   code; a 3 MiB body limit guards the server from huge writes.
  *
@@ -28,6 +30,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller.registerResourceHandlers: the routes per resource and scope)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/httplog/httplog.go (respLogger: the per-request log line)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/handler.go (serviceErrorHandler: go-restful's 404 and 405)
  * @upstream kubernetes/kubernetes pkg/controlplane/controller/systemnamespaces/system_namespaces_controller.go (the system namespaces)
  * @chapter 02-apiserver
  */
@@ -37,28 +40,32 @@ import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import { serveDiscovery } from "./discovery.ts";
-import { isStatusError, StatusError } from "./errors.ts";
-import { createResource, decodeRequestObject } from "./handlers/create.ts";
+import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
+import { createResource } from "./handlers/create.ts";
 import { deleteResource } from "./handlers/delete.ts";
 import { deleteCollection } from "./handlers/deletecollection.ts";
 import { getResource } from "./handlers/get.ts";
 import { listResource } from "./handlers/list.ts";
 import { patchResource } from "./handlers/patch.ts";
-import { type RequestScope, readBody, writeError, writeJSON, writeObject } from "./handlers/rest.ts";
+import { type RequestScope, readBody, writeError, writeJSON } from "./handlers/rest.ts";
+import {
+  createBindingResource,
+  getPodLog,
+  getScaleResource,
+  patchScaleResource,
+  updateScaleResource,
+} from "./handlers/subresources.ts";
 import { updateResource } from "./handlers/update.ts";
 import { watchResource } from "./handlers/watch.ts";
-import { decodeBody, negotiateOutput, parseJSON, parseMediaType } from "./negotiation.ts";
-import { applyJSONPatch } from "./patch/json-patch.ts";
-import { applyMergePatch } from "./patch/merge-patch.ts";
+import { decodeBody, negotiateOutput } from "./negotiation.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
-import { Store } from "./registry/store.ts";
-import { strategyFor } from "./registry/strategy.ts";
-import { type Binding, createBinding } from "./registry/subresources/binding.ts";
-import { podLog } from "./registry/subresources/log.ts";
-import { getScale, type Scale, updateScale } from "./registry/subresources/scale.ts";
+import { newRESTStorage } from "./registry/rest-storage.ts";
+import { createSelfSubjectAccessReview } from "./registry/selfsubjectaccessreview.ts";
+import type { Store } from "./registry/store.ts";
+import { updateFinalize } from "./registry/subresources/finalize.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
-import { apiVersionOf, findResource, type ResourceInfo, resources } from "./resources.ts";
-import { newStorageBackend, type StorageBackend } from "./storage/factory.ts";
+import { findResource, type ResourceInfo } from "./resources.ts";
+import { newStorageBackend } from "./storage/factory.ts";
 
 export interface APIServerOptions {
   /** `--etcd-servers`; none: the embedded store. */
@@ -83,13 +90,6 @@ export interface APIServer {
   close(): Promise<void>;
 }
 
-/** Upstream's storage prefixes: a few resources kept their historical names. */
-const storagePrefixes: Record<string, string> = {
-  nodes: "/registry/minions",
-  services: "/registry/services/specs",
-  endpoints: "/registry/services/endpoints",
-};
-
 export const systemNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 // #region start
@@ -100,7 +100,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
     dataDir: opts.dataDir,
     compactionIntervalMs: opts.compactionIntervalMs,
   });
-  const stores = newRegistry(backend, opts.watchCache ?? true);
+  const stores = newRESTStorage(backend, opts.watchCache ?? true);
   await ensureSystemNamespaces(stores.get("/namespaces") as Store);
 
   const log = opts.log ?? (() => {});
@@ -130,22 +130,6 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   };
 }
 // #endregion start
-
-/** One registry store per resource, keyed `<group>/<resource>`. */
-function newRegistry(backend: StorageBackend, cache: boolean): Map<string, Store> {
-  const stores = new Map<string, Store>();
-  for (const r of resources) {
-    if (r.stored === false) continue; // computed per request (selfsubjectaccessreviews)
-    const prefix = storagePrefixes[r.resource] ?? `/registry/${r.resource}`;
-    const storage = backend.forResource(prefix, {
-      cache,
-      groupResource: { group: r.group, resource: r.resource },
-      newFunc: () => ({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: {} }),
-    });
-    stores.set(`${r.group}/${r.resource}`, new Store(r, storage, strategyFor(r.group, r.resource), prefix));
-  }
-  return stores;
-}
 
 async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
   for (const name of systemNamespaces) {
@@ -184,13 +168,13 @@ async function handle(
       res.end("ok");
       return;
     }
-    if (!info.isResourceRequest) throw notFoundPath();
+    if (!info.isResourceRequest) throw serviceError(404);
     if (info.apiGroup === "authorization.k8s.io" && info.resource === "selfsubjectaccessreviews") {
-      await selfSubjectAccessReview(req, res, info);
+      await serveSelfSubjectAccessReview(req, res, info);
       return;
     }
     const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
-    if (!resource) throw notFoundPath();
+    if (!resource) throw serviceError(404);
     checkScope(resource, info);
     const scope: RequestScope = {
       req,
@@ -203,7 +187,7 @@ async function handle(
       decodeProtobuf,
       setDefaults,
     };
-    if (info.subresource) await serveSubresource(scope, stores);
+    if (info.subresource) await serveSubresource(scope);
     else await serveResource(scope);
   } catch (e) {
     writeError(res, e);
@@ -215,10 +199,10 @@ async function handle(
 /** Namespaced resources live under /namespaces/{ns}/, except lists and watches across all of them. */
 function checkScope(resource: ResourceInfo, info: RequestInfo): void {
   if (resource.namespaced && !info.namespace) {
-    if (info.name) throw notFoundPath();
-    if (info.verb !== "list" && info.verb !== "watch") throw methodNotAllowed();
+    if (info.name) throw serviceError(404);
+    if (info.verb !== "list" && info.verb !== "watch") throw serviceError(405);
   }
-  if (!resource.namespaced && info.namespace && resource.resource !== "namespaces") throw notFoundPath();
+  if (!resource.namespaced && info.namespace && resource.resource !== "namespaces") throw serviceError(404);
 }
 
 async function serveResource(scope: RequestScope): Promise<void> {
@@ -228,7 +212,7 @@ async function serveResource(scope: RequestScope): Promise<void> {
     const selector = scope.query.get("fieldSelector");
     scope.query.set("fieldSelector", [selector, `metadata.name=${info.name}`].filter(Boolean).join(","));
   }
-  if (!resource.verbs.includes(info.verb)) throw methodNotAllowed();
+  if (!resource.verbs.includes(info.verb)) throw serviceError(405);
   switch (info.verb) {
     case "get":
       return getResource(scope);
@@ -237,7 +221,7 @@ async function serveResource(scope: RequestScope): Promise<void> {
     case "watch":
       return watchResource(scope);
     case "create":
-      if (info.name) throw methodNotAllowed(); // POST to an object's URL is not a route
+      if (info.name) throw serviceError(405); // POST to an object's URL is not a route
       return createResource(scope);
     case "update":
       return updateResource(scope);
@@ -248,16 +232,15 @@ async function serveResource(scope: RequestScope): Promise<void> {
     case "deletecollection":
       return deleteCollection(scope);
     default:
-      throw methodNotAllowed();
+      throw serviceError(405);
   }
 }
 
-async function serveSubresource(scope: RequestScope, stores: Map<string, Store>): Promise<void> {
+async function serveSubresource(scope: RequestScope): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
-  if (!sub || !info.name) throw notFoundPath();
-  if (!sub.verbs.includes(info.verb)) throw methodNotAllowed();
-  const ns = info.namespace;
+  if (!sub || !info.name) throw serviceError(404);
+  if (!sub.verbs.includes(info.verb)) throw serviceError(405);
   switch (`${sub.name}/${info.verb}`) {
     case "status/get":
       return getResource(scope);
@@ -266,96 +249,38 @@ async function serveSubresource(scope: RequestScope, stores: Map<string, Store>)
     case "status/patch":
       return patchResource(scope);
     case "scale/get":
-      return writeJSON(scope.res, 200, await getScale(store, ns, info.name));
-    case "scale/update": {
-      const body = await decodeRequestObject(scope, { apiVersion: "autoscaling/v1", kind: "Scale" }, false);
-      return writeJSON(scope.res, 200, await updateScale(store, ns, info.name, () => body as Scale));
-    }
+      return getScaleResource(scope);
+    case "scale/update":
+      return updateScaleResource(scope);
     case "scale/patch":
-      return writeJSON(scope.res, 200, await patchScale(scope));
-    case "binding/create": {
-      const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Binding" }, false);
-      const pods = stores.get("/pods") as Store;
-      return writeJSON(scope.res, 201, await createBinding(pods, ns, info.name, body as Binding));
-    }
-    case "log/get": {
-      const text = await podLog(store, ns, info.name);
-      scope.res.writeHead(200, { "Content-Type": "text/plain" });
-      scope.res.end(text);
-      return;
-    }
+      return patchScaleResource(scope);
+    case "binding/create":
+      return createBindingResource(scope);
+    case "log/get":
+      return getPodLog(scope);
     case "finalize/update":
-      return finalizeNamespace(scope);
+      return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
     default:
-      throw methodNotAllowed();
+      throw serviceError(405);
   }
 }
 // #endregion routes
 
-/** PATCH .../scale: the patch applies to the Scale, whose replicas then go to the parent. */
-async function patchScale(scope: RequestScope): Promise<Scale> {
-  const type = parseMediaType(scope.req.headers["content-type"] ?? "").type;
-  const body = await readBody(scope.req);
-  const patch = parseJSON(body);
-  return updateScale(scope.store, scope.info.namespace, scope.info.name, (current) => {
-    if (type === "application/json-patch+json") return applyJSONPatch(current, patch) as Scale;
-    if (type === "application/merge-patch+json" || type === "application/strategic-merge-patch+json") {
-      // Scale has no lists: a strategic merge patch is a merge patch.
-      return applyMergePatch(current, patch) as Scale;
-    }
-    throw new StatusError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      reason: "UnsupportedMediaType",
-      code: 415,
-      message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`,
-    });
-  });
-}
-
-/** PUT /api/v1/namespaces/{ns}/finalize: only spec.finalizers changes (the namespace controller's call). */
-async function finalizeNamespace(scope: RequestScope): Promise<void> {
-  const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Namespace" }, false);
-  const finalizers = (body.spec as { finalizers?: string[] } | undefined)?.finalizers;
-  const main = scope.store.strategy;
-  const { obj } = await scope.store.update("", scope.info.name, () => body, {
-    strategy: {
-      ...main,
-      prepareForUpdate(obj, old) {
-        const next = structuredClone(old);
-        next.metadata.resourceVersion = obj.metadata.resourceVersion;
-        next.spec = { ...((old.spec as object) ?? {}), finalizers };
-        if (!finalizers) delete (next.spec as { finalizers?: string[] }).finalizers;
-        for (const k of Object.keys(obj)) delete obj[k];
-        Object.assign(obj, next);
-      },
-      validateUpdate: () => [],
-    },
-  });
-  writeObject(scope, 200, obj);
-}
-
-/**
- * POST selfsubjectaccessreviews: "may I?" — `kubectl auth can-i`. Until authorization exists
- * (chapter 3) everyone may do everything, as upstream's AlwaysAllow authorizer answers.
- */
-async function selfSubjectAccessReview(
+/** POST selfsubjectaccessreviews (`kubectl auth can-i`): create only, v1 only, nothing stored. */
+async function serveSelfSubjectAccessReview(
   req: IncomingMessage,
   res: ServerResponse,
   info: RequestInfo,
 ): Promise<void> {
-  if (info.apiVersion !== "v1") throw notFoundPath();
-  if (info.verb !== "create" || info.name) throw methodNotAllowed();
-  const body = await readBody(req);
+  if (info.apiVersion !== "v1") throw serviceError(404);
+  if (info.verb !== "create" || info.name) throw serviceError(405);
   const review = decodeBody(
     req.headers["content-type"],
-    body,
+    await readBody(req),
     { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview" },
     decodeProtobuf,
   );
-  writeJSON(res, 201, { ...review, status: { allowed: true } });
+  writeJSON(res, 201, createSelfSubjectAccessReview(review));
 }
 
 /** newRequestInfo, with a malformed path (`/api/v1/namespaces/%zz`) as a 400 rather than a crash. */
@@ -363,44 +288,16 @@ function parseRequestInfo(req: IncomingMessage): RequestInfo {
   try {
     return newRequestInfo(req.method ?? "GET", req.url ?? "/");
   } catch (e) {
-    throw new StatusError({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      message: `malformed request path: ${(e as Error).message}`,
-      reason: "BadRequest",
-      code: 400,
-    });
+    throw newBadRequest(`malformed request path: ${(e as Error).message}`);
   }
 }
 
-/** The 404 of a path no route serves (go-restful's, as upstream reports it). */
-function notFoundPath(): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: "the server could not find the requested resource",
-    reason: "NotFound",
-    details: {},
-    code: 404,
-  });
-}
-
-/** The 405 of a served path asked with a method it does not take. */
-function methodNotAllowed(): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: "the server does not allow this method on the requested resource",
-    reason: "MethodNotAllowed",
-    details: {},
-    code: 405,
-  });
+/**
+ * serviceErrorHandler: go-restful's answer for a path no route serves (404) or a method a route
+ * does not take (405), which upstream turns into a generic Status.
+ */
+function serviceError(code: 404 | 405): StatusError {
+  return newGenericServerResponse(code, "", { group: "", resource: "" }, "", "", 0, false);
 }
 
 // #region httplog

@@ -34,7 +34,7 @@
 import type { KeyObject, X509Certificate } from "node:crypto";
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isDNS1123Subdomain } from "../api/labels.ts";
+import { isDNS1123Subdomain } from "../api/string-validation.ts";
 import {
   APIServerCertAndKeyBaseName,
   apiServerCertSpec,

@@ -22,7 +22,7 @@
 import { type FieldError, invalid, notSupported } from "../../api/field-errors.ts";
 import { newBadRequest, newInvalid } from "../errors.ts";
 import { parseJSON } from "../negotiation.ts";
-import type { DeleteOptions } from "../registry/store.ts";
+import type { DeleteOptions } from "../registry/delete.ts";
 import { boolParam, intParam, type RequestScope, readBody, writeObject } from "./rest.ts";
 
 // #region delete-handler

@@ -31,7 +31,7 @@ import {
   decodePatchedObject,
   patchBodyStrictErrors,
 } from "../decoding/patched-object.ts";
-import { newBadRequest, newNotFound, newUnsupportedMediaType } from "../errors.ts";
+import { newBadRequest, newNotFound, newUnsupportedMediaTypeError } from "../errors.ts";
 import { parseJSON, parseMediaType } from "../negotiation.ts";
 import { applyJSONPatch } from "../patch/json-patch.ts";
 import { applyMergePatch } from "../patch/merge-patch.ts";
@@ -57,7 +57,7 @@ export const patchTypes: string[] = Object.values(patchContentTypes);
 export async function patchResource(scope: RequestScope): Promise<void> {
   const patchType = parseMediaType(scope.req.headers["content-type"] ?? "").type;
   if (!patchTypes.includes(patchType)) {
-    throw newUnsupportedMediaType(scope.req.headers["content-type"] ?? "", patchTypes);
+    throw newUnsupportedMediaTypeError(patchTypes);
   }
   const isApply = patchType === "application/apply-patch+yaml";
   // PatchOptions.force, decoded as upstream's parameter codec does: absent, or true unless 0/false.

@@ -31,11 +31,12 @@ import {
   newBadRequest,
   newInternalError,
   newInvalid,
-  newRequestEntityTooLarge,
+  newRequestEntityTooLargeError,
 } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
-import { printTable, setIncludeObject, type Table } from "../printers/table.ts";
+import { convertToTable } from "../printers/printers.ts";
+import { setIncludeObject, type Table } from "../printers/table.ts";
 import type { Store } from "../registry/store.ts";
 import { queryBool, type RequestInfo } from "../request-info.ts";
 import { apiVersionOf, type ResourceInfo } from "../resources.ts";
@@ -63,7 +64,7 @@ export function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Pro
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers["content-length"] ?? "0");
     if (declared > limit) {
-      reject(newRequestEntityTooLarge(limit));
+      reject(newRequestEntityTooLargeError(`limit is ${limit}`));
       req.resume();
       return;
     }
@@ -75,7 +76,7 @@ export function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Pro
       size += chunk.length;
       if (size > limit) {
         tooLarge = true;
-        reject(newRequestEntityTooLarge(limit));
+        reject(newRequestEntityTooLargeError(`limit is ${limit}`));
         return;
       }
       chunks.push(chunk);
@@ -164,7 +165,7 @@ export function toTable(scope: RequestScope, objs: KubeObject[], listMeta: ListM
   if (listMeta.resourceVersion) metadata.resourceVersion = listMeta.resourceVersion;
   if (listMeta.continue) metadata.continue = listMeta.continue;
   if (listMeta.remainingItemCount !== undefined) metadata.remainingItemCount = listMeta.remainingItemCount;
-  const table = printTable(scope.resource.group, scope.resource.resource, objs, new Date(), {
+  const table = convertToTable(scope.resource.group, scope.resource.resource, objs, new Date(), {
     listMeta: metadata,
     noHeaders: boolParam(scope.query, "noHeaders"),
     apiVersion: `meta.k8s.io/${version}`,

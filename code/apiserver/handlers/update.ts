@@ -13,13 +13,27 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/update.go (UpdateResource)
  * @chapter 02-apiserver
  */
+import type { KubeObject } from "../../api/meta.ts";
 import { newBadRequest } from "../errors.ts";
+import type { UpdatedObjectFunc } from "../registry/store.ts";
 import { apiVersionOf } from "../resources.ts";
 import { decodeRequestObject } from "./create.ts";
 import { dryRunParam, type RequestScope, trackManagedFields, writeObject } from "./rest.ts";
 
+/**
+ * rest.Updater: what the handler's update goes through. By default the resource's store (with
+ * the status strategy for `/status`); a subresource with its own REST (namespaces/finalize)
+ * passes its own.
+ */
+export type Updater = (
+  namespace: string,
+  name: string,
+  updated: UpdatedObjectFunc,
+  opts: { dryRun: boolean },
+) => Promise<{ obj: KubeObject; created: boolean }>;
+
 // #region update-handler
-export async function updateResource(scope: RequestScope): Promise<void> {
+export async function updateResource(scope: RequestScope, updater?: Updater): Promise<void> {
   const obj = await decodeRequestObject(scope, {
     apiVersion: apiVersionOf(scope.resource),
     kind: scope.resource.kind,
@@ -31,11 +45,14 @@ export async function updateResource(scope: RequestScope): Promise<void> {
     );
   }
   const strategy = scope.info.subresource === "status" ? scope.store.strategy.status : undefined;
-  const { obj: stored, created } = await scope.store.update(
+  const update: Updater =
+    updater ??
+    ((namespace, name, updated, opts) => scope.store.update(namespace, name, updated, { ...opts, strategy }));
+  const { obj: stored, created } = await update(
     scope.info.namespace,
     scope.info.name,
     (current) => trackManagedFields(scope, current, structuredClone(obj)),
-    { strategy, dryRun: dryRunParam(scope.query, "UpdateOptions") },
+    { dryRun: dryRunParam(scope.query, "UpdateOptions") },
   );
   writeObject(scope, created ? 201 : 200, stored);
 }

@@ -37,7 +37,7 @@ import type { ServerResponse } from "node:http";
 import type { KubeObject, Status } from "../../api/meta.ts";
 import { isStatusError } from "../errors.ts";
 import { apiVersionOf } from "../resources.ts";
-import { CacheWatcher } from "../storage/cacher.ts";
+import { CacheWatcher } from "../storage/cache-watcher.ts";
 import type { StorageWatchEvent, Watch } from "../storage/interfaces.ts";
 import { boolParam, intParam, type RequestScope, toStatus, toTable, withTypeMeta } from "./rest.ts";
 

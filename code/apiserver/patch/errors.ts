@@ -17,13 +17,10 @@
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/mergepatch/errors.go (ErrBadJSONDoc, ErrNoListOfLists, ErrBadPatchFormatForPrimitiveList, ErrBadPatchFormatForRetainKeys, ErrBadPatchFormatForSetElementOrderList, ErrPatchContentNotMatchRetainKeys, ErrUnsupportedStrategicMergePatchFormat, ErrNoMergeKey, ErrBadArgType, ErrBadPatchType)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (interpretStrategicMergePatchError)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/errors/errors.go (NewGenericServerResponse)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/status.go (ErrorToAPIStatus)
  * @chapter 02-apiserver
  */
 
-import type { Status } from "../../api/meta.ts";
-import { newBadRequest, StatusError } from "../errors.ts";
+import { errorToAPIStatus, newBadRequest, newGenericServerResponse, StatusError } from "../errors.ts";
 
 // #region mergepatch-errors
 /** A failure inside the strategic merge patch library; `message` is upstream's text. */
@@ -74,42 +71,24 @@ export function interpretStrategicMergePatchError(err: unknown): StatusError {
       // Upstream answers 500 here (ErrorToAPIStatus of a plain error), though the error is the
       // patch's: a merge key missing, `$patch: explode`, a list of mixed types. A client's mistake
       // is a 400 with the library's words; only an error that is not the library's stays a 500.
-      return err instanceof MergePatchError ? withCause(newBadRequest(message), err) : newNonStatusError(err);
+      return err instanceof MergePatchError
+        ? withCause(newBadRequest(message), err)
+        : withCause(errorToAPIStatus(err), err);
   }
 }
 // #endregion interpret
 
 /**
- * NewGenericServerResponse(422, "", GroupResource{}, "", err, 0, false): reason Invalid and a fixed
- * message — upstream does not pass the library's words to the client (they stay in our `cause`).
+ * NewGenericServerResponse(422, "", GroupResource{}, "", err, 0, false), as the PATCH handler answers
+ * a patch that does not apply: reason Invalid and a fixed message — upstream does not pass the
+ * library's words to the client (they stay in our `cause`).
  */
 export function newUnprocessableEntity(cause: unknown): StatusError {
-  const status: Status = {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: "the server rejected our request due to an error in our request",
-    reason: "Invalid",
-    details: {},
-    code: 422,
-  };
-  return withCause(new StatusError(status), cause);
-}
-
-/** What ErrorToAPIStatus makes of an error that is not a Status: 500, reason "" (Unknown), its text. */
-export function newNonStatusError(err: unknown): StatusError {
-  const message = err instanceof Error ? err.message : String(err);
-  const status: Status = {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "",
-    code: 500,
-  };
-  return withCause(new StatusError(status), err);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return withCause(
+    newGenericServerResponse(422, "", { group: "", resource: "" }, "", message, 0, false),
+    cause,
+  );
 }
 
 /** Keeps the library's error on the StatusError for debugging; not enumerable, so never sent. */

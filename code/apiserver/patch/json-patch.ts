@@ -30,7 +30,7 @@
  * @chapter 02-apiserver
  */
 
-import { newBadRequest, StatusError } from "../errors.ts";
+import { newBadRequest, newRequestEntityTooLargeError } from "../errors.ts";
 import { newUnprocessableEntity } from "./errors.ts";
 import { jsonEqual, setOwn } from "./json-value.ts";
 
@@ -57,7 +57,11 @@ export const maxJSONPatchOperations = 10000;
  */
 export function applyJSONPatch(doc: unknown, patch: unknown): unknown {
   const ops = decodePatch(patch);
-  if (ops.length > maxJSONPatchOperations) throw tooManyOperations(ops.length);
+  if (ops.length > maxJSONPatchOperations) {
+    throw newRequestEntityTooLargeError(
+      `The allowed maximum operations in a JSON patch is ${maxJSONPatchOperations}, got ${ops.length}`,
+    );
+  }
   try {
     return applyOperations(doc, ops);
   } catch (e) {
@@ -66,19 +70,6 @@ export function applyJSONPatch(doc: unknown, patch: unknown): unknown {
   }
 }
 // #endregion apply-json-patch
-
-/** NewRequestEntityTooLargeError with the handler's own sentence (not errors.ts's "limit is N"). */
-function tooManyOperations(n: number): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: `Request entity too large: The allowed maximum operations in a JSON patch is ${maxJSONPatchOperations}, got ${n}`,
-    reason: "RequestEntityTooLarge",
-    code: 413,
-  });
-}
 
 /** jsonpatch.DecodePatch: the body must be a JSON list of objects (null is an empty patch). */
 export function decodePatch(patch: unknown): (Operation | null)[] {

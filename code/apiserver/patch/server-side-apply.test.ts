@@ -1,14 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { StatusError } from "../errors.ts";
+import { fieldsToSet, pathString, setToFields } from "./fieldpath.ts";
 import { lookupKind } from "./patch-meta.ts";
 import { patchTypes, validatePatchOptions } from "./patch-options.ts";
 import {
   applyServerSideApply,
   decodeApplyPatch,
-  fieldsToSet,
-  pathString,
-  setToFields,
   toFieldSet,
   updateManagedFields,
 } from "./server-side-apply.ts";

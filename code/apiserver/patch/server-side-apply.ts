@@ -17,9 +17,8 @@
  * - apply creates the object when it does not exist (PATCH as upsert).
  *
  * Invariants:
- * - a managed field set is a set of paths: `.spec.replicas`, `.spec.containers[name="app"]`
- *   (the item itself), `.metadata.finalizers[="x"]` (a set member); stored as FieldsV1 JSON
- *   (`f:spec` → `f:containers` → `k:{"name":"app"}` → `.` and `f:image`; `v:"x"` for set members);
+ * - a managed field set is a set of paths (fieldpath.ts): `.spec.replicas`,
+ *   `.spec.containers[name="app"]` (the item itself), `.metadata.finalizers[="x"]` (a set member);
  * - after an apply, the applier's Apply entry holds exactly the paths of its configuration, and
  *   a path forced away from another manager is no longer in that manager's set;
  * - empty entries are dropped; `apiVersion`, `kind`, name, namespace and other system metadata,
@@ -40,135 +39,18 @@
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/structuredmerge.go (structuredMergeManager.Apply, Update)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/conflict.go (NewConflictError, getConflictMessage, printManager)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/fields.go (FieldsToSet, SetToFields)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (applyPatcher)
  * @upstream kubernetes-sigs/structured-merge-diff merge/update.go (Updater.Apply, Updater.Update)
+ * @upstream kubernetes-sigs/structured-merge-diff typed/tofieldset.go (TypedValue.ToFieldSet)
  * @chapter 02-apiserver
  */
 
 import { parse as parseYAML } from "yaml";
-import type { KubeObject, ManagedFieldsEntry, Status } from "../../api/meta.ts";
-import { newBadRequest, StatusError } from "../errors.ts";
+import type { KubeObject, ManagedFieldsEntry } from "../../api/meta.ts";
+import { newApplyConflict, newBadRequest, type StatusError } from "../errors.ts";
+import { type FieldPath, FieldSet, fieldsToSet, pathString, setToFields } from "./fieldpath.ts";
 import { getOwn, jsonEqual, setOwn } from "./json-value.ts";
 import { type FieldMeta, lookupField, lookupKind, type StructMeta } from "./patch-meta.ts";
-
-// #region field-path
-/** One step of a path: a struct/map field, a list item by its key, a set member, a list index. */
-export type PathElement =
-  | { field: string }
-  | { key: Record<string, unknown> }
-  | { value: unknown }
-  | { index: number };
-export type FieldPath = PathElement[];
-
-/** fieldpath.Path.String(): `.spec.containers[name="app"].image`, `.metadata.finalizers[="x"]`. */
-export function pathString(path: FieldPath): string {
-  return path
-    .map((e) => {
-      if ("field" in e) return `.${e.field}`;
-      if ("index" in e) return `[${e.index}]`;
-      if ("value" in e) return `[=${JSON.stringify(e.value)}]`;
-      const keys = Object.keys(e.key).sort();
-      return `[${keys.map((k) => `${k}=${JSON.stringify(e.key[k])}`).join(",")}]`;
-    })
-    .join("");
-}
-
-/** A set of paths, keyed by their string form. */
-export class FieldSet {
-  private readonly paths = new Map<string, FieldPath>();
-  add(p: FieldPath): void {
-    this.paths.set(pathString(p), p);
-  }
-  has(p: FieldPath): boolean {
-    return this.paths.has(pathString(p));
-  }
-  delete(p: FieldPath): void {
-    this.paths.delete(pathString(p));
-  }
-  get size(): number {
-    return this.paths.size;
-  }
-  list(): FieldPath[] {
-    return [...this.paths.values()];
-  }
-  /** Whether the set holds `p` or a path below it. */
-  hasPrefix(p: FieldPath): boolean {
-    const s = pathString(p);
-    for (const k of this.paths.keys())
-      if (k === s || k.startsWith(`${s}.`) || k.startsWith(`${s}[`)) return true;
-    return false;
-  }
-}
-// #endregion field-path
-
-// #region fields-v1
-/** SetToFields: the FieldsV1 tree; a path that is owned and has owned children gets a `.` entry. */
-export function setToFields(set: FieldSet): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  for (const path of set.list()) {
-    let node = root;
-    for (const e of path) {
-      const k = elementKey(e);
-      node[k] ??= {};
-      node = node[k] as Record<string, unknown>;
-    }
-    node["."] = {};
-  }
-  // A leaf carries only its `.` marker: upstream writes it as {}. Keys sorted, as Go marshals maps.
-  const strip = (n: Record<string, unknown>): Record<string, unknown> => {
-    const keys = Object.keys(n).sort();
-    if (keys.length === 1 && keys[0] === ".") return {};
-    return Object.fromEntries(keys.map((k) => [k, k === "." ? {} : strip(n[k] as Record<string, unknown>)]));
-  };
-  return strip(root);
-}
-
-/** FieldsToSet: read a FieldsV1 tree back into paths. */
-export function fieldsToSet(fields: unknown): FieldSet {
-  const set = new FieldSet();
-  const walk = (node: unknown, prefix: FieldPath) => {
-    if (typeof node !== "object" || node === null) return;
-    const entries = Object.entries(node as Record<string, unknown>);
-    if (entries.length === 0 && prefix.length > 0) set.add(prefix);
-    for (const [k, child] of entries) {
-      if (k === ".") {
-        set.add(prefix);
-        continue;
-      }
-      const e = parseElementKey(k);
-      if (e) walk(child, [...prefix, e]);
-    }
-  };
-  walk(fields, []);
-  return set;
-}
-
-function elementKey(e: PathElement): string {
-  if ("field" in e) return `f:${e.field}`;
-  if ("index" in e) return `i:${e.index}`;
-  if ("value" in e) return `v:${JSON.stringify(e.value)}`;
-  const sorted = Object.fromEntries(
-    Object.keys(e.key)
-      .sort()
-      .map((k) => [k, e.key[k]]),
-  );
-  return `k:${JSON.stringify(sorted)}`;
-}
-
-function parseElementKey(k: string): PathElement | undefined {
-  const body = k.slice(2);
-  try {
-    if (k.startsWith("f:")) return { field: body };
-    if (k.startsWith("i:")) return { index: Number(body) };
-    if (k.startsWith("v:")) return { value: JSON.parse(body) };
-    if (k.startsWith("k:")) return { key: JSON.parse(body) };
-  } catch {
-    return undefined;
-  }
-  return undefined;
-}
-// #endregion fields-v1
 
 // #region schema
 type ListType = "atomic" | "set" | "map";
@@ -334,7 +216,7 @@ interface Conflict {
 }
 
 /** NewConflictError: 409 Conflict, one cause per field, upstream's message format. */
-export function newApplyConflict(conflicts: readonly Conflict[]): StatusError {
+export function newConflictError(conflicts: readonly Conflict[]): StatusError {
   let message: string;
   if (conflicts.length === 1) {
     message = `Apply failed with 1 conflict: conflict with ${printManager(conflicts[0]!.entry)}: ${pathString(conflicts[0]!.path)}`;
@@ -352,23 +234,12 @@ export function newApplyConflict(conflicts: readonly Conflict[]): StatusError {
     }
     message = `Apply failed with ${conflicts.length} conflicts: ${lines.join("\n")}`;
   }
-  const status: Status = {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "Conflict",
-    details: {
-      causes: conflicts.map((c) => ({
-        reason: "FieldManagerConflict",
-        message: `conflict with ${printManager(c.entry)}`,
-        field: pathString(c.path),
-      })),
-    },
-    code: 409,
-  };
-  return new StatusError(status);
+  const causes = conflicts.map((c) => ({
+    reason: "FieldManagerConflict",
+    message: `conflict with ${printManager(c.entry)}`,
+    field: pathString(c.path),
+  }));
+  return newApplyConflict(causes, message);
 }
 // #endregion conflicts
 
@@ -456,7 +327,7 @@ export function applyServerSideApply(
         conflicts.push({ entry, path });
     }
   });
-  if (conflicts.length > 0 && !opts.force) throw newApplyConflict(conflicts);
+  if (conflicts.length > 0 && !opts.force) throw newConflictError(conflicts);
   for (const c of conflicts) sets[entries.indexOf(c.entry)]!.delete(c.path);
 
   const merged = mergeValue(base, config, { type: schema }, false) as KubeObject;

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { Deployment, ReplicaSet } from "../../api/apps.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import { printTable } from "./table.ts";
+import { convertToTable } from "./printers.ts";
 
 // Expected cells follow upstream's printDeployment, printReplicaSet, printLease and
 // printPriorityClass, and the cases of printers_test.go (TestPrintDeployment, TestPrintReplicaSet, …).
 const now = new Date("2024-05-01T12:00:00Z");
 const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
 const columns = (group: string, resource: string) =>
-  printTable(group, resource, [], now).columnDefinitions.map((c) => (c.priority ? `${c.name}*` : c.name));
+  convertToTable(group, resource, [], now).columnDefinitions.map((c) => (c.priority ? `${c.name}*` : c.name));
 const template = {
   spec: {
     containers: [
@@ -43,7 +43,7 @@ describe("deployment table", () => {
       "Images*",
       "Selector*",
     ]);
-    expect(printTable("apps", "deployments", [d], now).rows[0].cells).toEqual([
+    expect(convertToTable("apps", "deployments", [d], now).rows[0].cells).toEqual([
       "test1",
       "1/5",
       2,
@@ -60,7 +60,7 @@ describe("deployment table", () => {
       metadata: { name: "d" },
       spec: { replicas: 3, selector: { matchExpressions: [{ key: "a", operator: "In" }] }, template },
     } as unknown as KubeObject;
-    const cells = printTable("apps", "deployments", [d], now).rows[0].cells;
+    const cells = convertToTable("apps", "deployments", [d], now).rows[0].cells;
     expect(cells.slice(1, 4)).toEqual(["0/3", 0, 0]);
     expect(cells[7]).toBe("<invalid>");
   });
@@ -92,7 +92,7 @@ describe("replicaset table", () => {
       "Images*",
       "Selector*",
     ]);
-    expect(printTable("apps", "replicasets", [rs], now).rows[0].cells).toEqual([
+    expect(convertToTable("apps", "replicasets", [rs], now).rows[0].cells).toEqual([
       "web-7d4b9c",
       5,
       5,
@@ -103,7 +103,7 @@ describe("replicaset table", () => {
       "app=web,tier in (be,fe)",
     ]);
     const empty = { ...rs, spec: { ...rs.spec, selector: {} } };
-    expect(printTable("apps", "replicasets", [empty], now).rows[0].cells[7]).toBe("<none>");
+    expect(convertToTable("apps", "replicasets", [empty], now).rows[0].cells[7]).toBe("<none>");
   });
 });
 
@@ -114,13 +114,13 @@ describe("lease and priorityclass tables", () => {
       metadata: { name: "kube-scheduler", creationTimestamp: ago(30) },
       spec: { holderIdentity: "host_1234" },
     };
-    expect(printTable("coordination.k8s.io", "leases", [lease], now).rows[0].cells).toEqual([
+    expect(convertToTable("coordination.k8s.io", "leases", [lease], now).rows[0].cells).toEqual([
       "kube-scheduler",
       "host_1234",
       "30s",
     ]);
     expect(
-      printTable("coordination.k8s.io", "leases", [{ metadata: { name: "free" } }], now).rows[0].cells[1],
+      convertToTable("coordination.k8s.io", "leases", [{ metadata: { name: "free" } }], now).rows[0].cells[1],
     ).toBe("");
   });
 
@@ -138,14 +138,14 @@ describe("lease and priorityclass tables", () => {
       globalDefault: false,
       preemptionPolicy: "PreemptLowerPriority",
     };
-    expect(printTable("scheduling.k8s.io", "priorityclasses", [pc], now).rows[0].cells).toEqual([
+    expect(convertToTable("scheduling.k8s.io", "priorityclasses", [pc], now).rows[0].cells).toEqual([
       "system-node-critical",
       2000001000,
       false,
       "24h",
       "PreemptLowerPriority",
     ]);
-    const types = printTable("scheduling.k8s.io", "priorityclasses", [], now).columnDefinitions.map(
+    const types = convertToTable("scheduling.k8s.io", "priorityclasses", [], now).columnDefinitions.map(
       (c) => c.type,
     );
     expect(types).toEqual(["string", "integer", "boolean", "string", "string"]);

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Endpoints, Event, Node, Service } from "../../api/core.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import { printTable } from "./table.ts";
+import { convertToTable } from "./printers.ts";
 
 // Expected cells follow upstream's printers.go and the cases of printers_test.go
 // (TestPrintNodeStatus, TestPrintNodeRole, TestPrintService, TestPrintEndpoint, TestPrintEvent, …).
 const now = new Date("2024-05-01T12:00:00Z");
 const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
 const row = (group: string, resource: string, obj: KubeObject) =>
-  printTable(group, resource, [obj], now).rows[0].cells;
+  convertToTable(group, resource, [obj], now).rows[0].cells;
 const columns = (group: string, resource: string) =>
-  printTable(group, resource, [], now).columnDefinitions.map((c) => (c.priority ? `${c.name}*` : c.name));
+  convertToTable(group, resource, [], now).columnDefinitions.map((c) => (c.priority ? `${c.name}*` : c.name));
 
 describe("node table", () => {
   const node = (n: Partial<Node>): Node => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ContainerStatus, Pod } from "../../api/core.ts";
-import { printTable } from "./table.ts";
+import { convertToTable } from "./printers.ts";
 
 // Expected cells follow upstream's printPod (pkg/printers/internalversion/printers.go) and the
 // cases of its printers_test.go (TestPrintPod, TestPrintPodwide, TestPrintNonTerminatedPod).
@@ -28,12 +28,12 @@ const cs = (s: Partial<ContainerStatus>): ContainerStatus => ({
   ...s,
 });
 const running = { running: { startedAt: ago(100) } };
-const cells = (p: Pod) => printTable("", "pods", [p], now).rows[0].cells;
+const cells = (p: Pod) => convertToTable("", "pods", [p], now).rows[0].cells;
 const short = (p: Pod) => cells(p).slice(0, 5);
 
 describe("pod table", () => {
   it("has upstream's columns, the wide ones at priority 1", () => {
-    const t = printTable("", "pods", [], now);
+    const t = convertToTable("", "pods", [], now);
     expect(t.columnDefinitions.map((c) => [c.name, c.type, c.format, c.priority])).toEqual([
       ["Name", "string", "name", 0],
       ["Ready", "string", "", 0],
@@ -241,7 +241,7 @@ describe("pod table", () => {
   });
 
   it("finished pods carry the Completed row condition", () => {
-    const t = printTable(
+    const t = convertToTable(
       "",
       "pods",
       [pod("s", { status: { phase: "Succeeded" } }), pod("f", { status: { phase: "Failed" } }), pod("r")],

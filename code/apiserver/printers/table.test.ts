@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
-import { asPartialObjectMetadata, printTable, setIncludeObject } from "./table.ts";
+import { convertToTable } from "./printers.ts";
+import { asPartialObjectMetadata, setIncludeObject } from "./table.ts";
 
 const now = new Date("2024-05-01T12:00:00Z");
 const cm = (name: string): KubeObject => ({
@@ -10,10 +11,10 @@ const cm = (name: string): KubeObject => ({
   data: { a: "1" },
 });
 
-describe("printTable", () => {
+describe("the Table", () => {
   it("rows carry PartialObjectMetadata by default, and the list metadata is copied", () => {
     const objs = [cm("a"), cm("b")];
-    const t = printTable("", "configmaps", objs, now, {
+    const t = convertToTable("", "configmaps", objs, now, {
       listMeta: { resourceVersion: "77", continue: "tok" },
     });
     expect(t.metadata).toEqual({ resourceVersion: "77", continue: "tok" });
@@ -30,7 +31,7 @@ describe("printTable", () => {
 
   it("includeObject switches what each row carries", () => {
     const objs = [cm("a")];
-    const t = printTable("", "configmaps", objs, now);
+    const t = convertToTable("", "configmaps", objs, now);
     setIncludeObject(t, objs, "Object");
     expect(t.rows[0].object).toBe(objs[0]);
     setIncludeObject(t, objs, "None");
@@ -48,39 +49,8 @@ describe("printTable", () => {
   });
 
   it("noHeaders leaves the column definitions out", () => {
-    expect(printTable("", "configmaps", [cm("a")], now, { noHeaders: true }).columnDefinitions).toEqual([]);
-  });
-
-  it("a resource without a printer gets upstream's default table", () => {
-    const t = printTable("example.com", "widgets", [cm("w")], now);
-    expect(t.columnDefinitions.map((c) => [c.name, c.type, c.format])).toEqual([
-      ["Name", "string", "name"],
-      ["Created At", "date", ""],
-    ]);
-    expect(t.rows[0].cells).toEqual(["w", "2024-05-01T11:59:00Z"]);
-  });
-
-  it("every printer gives one cell per column", () => {
-    const resources: [string, string][] = [
-      ["", "pods"],
-      ["", "nodes"],
-      ["", "namespaces"],
-      ["", "services"],
-      ["", "endpoints"],
-      ["", "events"],
-      ["", "configmaps"],
-      ["", "secrets"],
-      ["", "serviceaccounts"],
-      ["apps", "deployments"],
-      ["apps", "replicasets"],
-      ["coordination.k8s.io", "leases"],
-      ["scheduling.k8s.io", "priorityclasses"],
-    ];
-    for (const [group, resource] of resources) {
-      // An object with nothing but a name must not crash any printer.
-      const t = printTable(group, resource, [{ metadata: { name: "x" } }], now);
-      expect(t.rows[0].cells.length, resource).toBe(t.columnDefinitions.length);
-      expect(t.columnDefinitions.length, resource).toBeGreaterThan(2);
-    }
+    expect(convertToTable("", "configmaps", [cm("a")], now, { noHeaders: true }).columnDefinitions).toEqual(
+      [],
+    );
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Server-side tables — what `kubectl get` prints, computed by the API server as a
- * meta.k8s.io/v1 `Table`. Upstream: the TableConvertor of pkg/printers/storage/storage.go over the
- * printers of pkg/printers/internalversion/printers.go, and asTable in k8s.io/apiserver's
- * handlers/response.go.
+ * meta.k8s.io/v1 `Table`: its types, how one resource's printer fills one, and what each row
+ * carries of its object. Upstream: the Table types of apimachinery's meta/v1, the TableGenerator
+ * of pkg/printers/tablegenerator.go, and asTable in k8s.io/apiserver's handlers/response.go. Which
+ * printer serves which resource is printers.ts's table.
  *
  * Solves:
  * - kubectl has no code for any resource's columns: it asks for
@@ -17,22 +18,14 @@
  * Invariants:
  * - rows[i] describes objs[i]; every row has exactly one cell per column definition;
  * - cells are strings, integers or booleans, typed as upstream's printers type them — which is
- *   not always the column's `type` (a ConfigMap's DATA is an integer in a "string" column);
- * - a resource without a printer gets upstream's default table (Name, Created At).
+ *   not always the column's `type` (a ConfigMap's DATA is an integer in a "string" column).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go (Table, TableColumnDefinition, TableRow, TableRowCondition, PartialObjectMetadata, IncludeObjectPolicy)
- * @upstream kubernetes/kubernetes pkg/printers/storage/storage.go (TableConvertor.ConvertToTable: Wide always on, list metadata copied)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/table.go (defaultTableConvertor: Name, Created At)
+ * @upstream kubernetes/kubernetes pkg/printers/tablegenerator.go (TableGenerator.GenerateTable, TableOptions.NoHeaders)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go (asTable: includeObject None, Metadata, Object)
  * @chapter 02-apiserver
  */
 import type { KubeObject, ListMeta, ObjectMeta } from "../../api/meta.ts";
-import { appsPrinters } from "./apps.ts";
-import { coordinationPrinters } from "./coordination.ts";
-import { corePrinters } from "./core.ts";
-import { creationTimestampDescription, nameDescription } from "./helpers.ts";
-import { podPrinter } from "./pods.ts";
-import { schedulingPrinters } from "./scheduling.ts";
 
 // #region table-types
 export interface TableColumnDefinition {
@@ -85,38 +78,8 @@ export interface TablePrinter {
 }
 // #endregion table-types
 
-/** Every printer by `<group>/<resource>` (the core group's keys start with "/": `/pods`). */
-const printers: Readonly<Record<string, TablePrinter>> = {
-  "/pods": podPrinter,
-  ...Object.fromEntries(Object.entries(corePrinters).map(([r, p]) => [`/${r}`, p])),
-  ...Object.fromEntries(Object.entries(appsPrinters).map(([r, p]) => [`apps/${r}`, p])),
-  ...Object.fromEntries(
-    Object.entries(coordinationPrinters).map(([r, p]) => [`coordination.k8s.io/${r}`, p]),
-  ),
-  ...Object.fromEntries(Object.entries(schedulingPrinters).map(([r, p]) => [`scheduling.k8s.io/${r}`, p])),
-};
-
-// #region default-table
-/** rest.NewDefaultTableConvertor: for a resource nobody wrote a printer for, its name and creation time. */
-export const defaultTablePrinter: TablePrinter = {
-  columns: [
-    { name: "Name", type: "string", format: "name", description: nameDescription, priority: 0 },
-    { name: "Created At", type: "date", format: "", description: creationTimestampDescription, priority: 0 },
-  ],
-  // Go formats a zero time as year 1.
-  print: (obj) => ({
-    cells: [obj.metadata?.name ?? "", obj.metadata?.creationTimestamp ?? "0001-01-01T00:00:00Z"],
-  }),
-};
-// #endregion default-table
-
-/** The printer of a resource (group "" is the core group), or the default one. */
-export function printerFor(group: string, resource: string): TablePrinter {
-  return printers[`${group}/${resource}`] ?? defaultTablePrinter;
-}
-
-// #region print-table
-export interface PrintTableOptions {
+// #region generate-table
+export interface GenerateOptions {
   /** resourceVersion / continue / remainingItemCount of the list (or the object's resourceVersion for a get). */
   listMeta?: ListMeta;
   /** `?noHeaders=true` (TableOptions.NoHeaders): leave the column definitions out. */
@@ -126,18 +89,16 @@ export interface PrintTableOptions {
 }
 
 /**
- * The Table for `objs` of one resource at time `now` (AGE is computed against it). Each row's
- * object is the object's PartialObjectMetadata — upstream's default (includeObject=Metadata);
- * `setIncludeObject` switches it.
+ * TableGenerator.GenerateTable: the Table `printer` makes of `objs` at time `now` (AGE is
+ * computed against it). Each row's object is the object's PartialObjectMetadata — upstream's
+ * default (includeObject=Metadata); `setIncludeObject` switches it.
  */
-export function printTable(
-  group: string,
-  resource: string,
+export function generateTable(
+  printer: TablePrinter,
   objs: readonly KubeObject[],
   now: Date,
-  options: PrintTableOptions = {},
+  options: GenerateOptions = {},
 ): Table {
-  const printer = printerFor(group, resource);
   const apiVersion = options.apiVersion ?? "meta.k8s.io/v1";
   const rows = objs.map((obj): TableRow => {
     const { cells, conditions } = printer.print(obj, now);
@@ -154,7 +115,7 @@ export function printTable(
     rows,
   };
 }
-// #endregion print-table
+// #endregion generate-table
 
 // #region include-object
 /** meta.AsPartialObjectMetadata: the object's metadata under kind PartialObjectMetadata. */

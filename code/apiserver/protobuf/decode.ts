@@ -29,7 +29,7 @@
  */
 import protobuf from "protobufjs";
 import type { KubeObject } from "../../api/meta.ts";
-import { newBadRequest, newUnsupportedMediaType, type StatusError } from "../errors.ts";
+import { newBadRequest, newUnsupportedMediaTypeError, type StatusError } from "../errors.ts";
 import { findKind } from "../resources.ts";
 import {
   FIELDS_V1,
@@ -44,8 +44,6 @@ import {
   TIME,
   UNKNOWN,
 } from "./registry.ts";
-
-export const contentTypeProtobuf = "application/vnd.kubernetes.protobuf";
 
 /** The four bytes every Kubernetes protobuf body starts with: "k8s" and a zero byte. */
 export const protoEncodingPrefix = new Uint8Array([0x6b, 0x38, 0x73, 0x00]);
@@ -87,7 +85,7 @@ export function decodeProtobuf(body: Uint8Array): KubeObject {
 function unknownKind(apiVersion: string, kind: string): StatusError {
   // A kind we serve (Node, Event, …) but hold no .proto for: the client can resend as JSON.
   if (findKind(apiVersion, kind)) {
-    return newUnsupportedMediaType(contentTypeProtobuf, ["application/json", "application/yaml"]);
+    return newUnsupportedMediaTypeError(["application/json", "application/yaml"]);
   }
   return newBadRequest(`no kind "${kind}" is registered for version "${apiVersion}"`);
 }

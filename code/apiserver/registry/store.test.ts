@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { resources } from "../resources.ts";
 import { newStorageBackend, type StorageBackend } from "../storage/factory.ts";
+import { strategyFor } from "./rest-storage.ts";
 import { Store } from "./store.ts";
-import { strategyFor } from "./strategy.ts";
 
 let backend: StorageBackend;
 let configMaps: Store;

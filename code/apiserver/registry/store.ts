@@ -22,15 +22,15 @@
  * - the namespace in the body equals the namespace in the URL (filled in when absent); a
  *   cluster-scoped object has none.
  *
- * Dry run (`dryRun=All`) runs every check and skips only the write, as upstream's does.
+ * Dry run (`dryRun=All`) runs every check and skips only the write: the storage is a
+ * DryRunnableStorage (dryrun.ts), and every write passes it the request's dryRun.
  *
  * What upstream does differently: admission (chapter 3) runs between the strategy and the write;
  * TTLs and decorators are left out.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go (Store, Create, Update, Get, List, Delete, DeleteCollection, Watch, shouldDeleteDuringUpdate, updateForGracefulDeletionAndFinalizers, deletionFinalizersForGarbageCollection)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go (Store, Create, Update, Get, List, Delete, DeleteCollection, Watch, updateForGracefulDeletionAndFinalizers, finalizeDelete)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/create.go (BeforeCreate, FillObjectMetaSystemFields)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/update.go (BeforeUpdate)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go (BeforeDelete)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/names/generate.go (SimpleNameGenerator)
  * @chapter 02-apiserver
  */
@@ -38,6 +38,7 @@ import { randomInt, randomUUID } from "node:crypto";
 import { type FieldError, GoValue, invalid, required } from "../../api/field-errors.ts";
 import type { KubeObject, Status } from "../../api/meta.ts";
 import {
+  errorToAPIStatus,
   type GroupResource,
   isStatusError,
   newAlreadyExists,
@@ -48,24 +49,18 @@ import {
   optimisticLockErrorMsg,
 } from "../errors.ts";
 import type { ResourceInfo } from "../resources.ts";
-import type {
-  Interface,
-  ListResult,
-  Preconditions,
-  SelectionPredicate,
-  Watch,
-} from "../storage/interfaces.ts";
+import { errResourceVersionSetOnCreate } from "../storage/errors.ts";
+import type { Interface, ListResult, SelectionPredicate, Watch } from "../storage/interfaces.ts";
 import { newSelectionPredicate } from "../storage/selection-predicate.ts";
-import { convertFieldLabel, fieldLabelNotSupportedMessage, type RESTStrategy } from "./strategy.ts";
-
-/** What a client may say about a delete (body or query): upstream's metav1.DeleteOptions. */
-export interface DeleteOptions {
-  gracePeriodSeconds?: number;
-  preconditions?: Preconditions;
-  propagationPolicy?: "Orphan" | "Background" | "Foreground";
-  orphanDependents?: boolean;
-  dryRun?: string[];
-}
+import {
+  beforeDelete,
+  type DeleteOptions,
+  deletionFinalizersForGarbageCollection,
+  hasNamespaceFinalizers,
+  shouldDeleteDuringUpdate,
+} from "./delete.ts";
+import { DryRunnableStorage } from "./dryrun.ts";
+import { convertFieldLabel, type RESTStrategy } from "./strategy.ts";
 
 export interface ListParams {
   labelSelector?: string;
@@ -113,15 +108,18 @@ export function nowRFC3339(now = new Date()): string {
 
 export class Store {
   readonly gr: GroupResource;
+  /** The storage, with a dry-run switch on every write (upstream's Store.Storage). */
+  readonly storage: DryRunnableStorage;
 
   constructor(
     readonly info: ResourceInfo,
-    readonly storage: Interface,
+    storage: Interface,
     readonly strategy: RESTStrategy,
     /** The storage key prefix, upstream's `/registry/<resource>`. */
     readonly prefix: string,
   ) {
     this.gr = { group: info.group, resource: info.resource };
+    this.storage = new DryRunnableStorage(storage, this.gr);
   }
 
   // #region keys
@@ -145,13 +143,7 @@ export class Store {
     this.beforeCreate(namespace, obj);
     const name = obj.metadata.name as string;
     try {
-      if (opts.dryRun) {
-        // Everything but the write: the answer is what would have been stored.
-        const existing = await this.storage.get(this.keyFor(namespace, name), { ignoreNotFound: true });
-        if (existing) throw newAlreadyExists(this.gr, name);
-        return obj;
-      }
-      return await this.storage.create(this.keyFor(namespace, name), obj);
+      return await this.storage.create(this.keyFor(namespace, name), obj, opts.dryRun);
     } catch (e) {
       throw this.interpret(e, name);
     }
@@ -174,7 +166,7 @@ export class Store {
     if (meta.resourceVersion) {
       // The etcd3 store's refusal, which upstream reports as a bare 500 with this text; the
       // client's mistake is a 400 here, with the same words.
-      throw newBadRequest("resourceVersion should not be set on objects to be created");
+      throw newBadRequest(errResourceVersionSetOnCreate);
     }
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -208,25 +200,12 @@ export class Store {
    * upstream's field label conversion answers; old spellings (`spec.host`) read their new field.
    */
   predicate(labelSelector = "", fieldSelector = ""): SelectionPredicate {
-    const aliases = this.strategy.fieldLabelAliases ?? {};
-    for (const term of fieldSelector.split(",")) {
-      const key = /^\s*([^=!\s]+)/.exec(term)?.[1];
-      if (key && convertFieldLabel(this.strategy, key) === undefined) {
-        throw newBadRequest(fieldLabelNotSupportedMessage(key));
-      }
-    }
-    return newSelectionPredicate(labelSelector, fieldSelector, (obj) => {
-      const fields = this.fieldsOf(obj);
-      for (const [alias, field] of Object.entries(aliases)) fields[alias] = fields[field] ?? "";
-      return fields;
-    });
-  }
-
-  /** The fields a field selector can use: name, namespace and the strategy's selectable fields. */
-  fieldsOf(obj: KubeObject): Record<string, string> {
-    const fields: Record<string, string> = { "metadata.name": obj.metadata?.name ?? "" };
-    if (this.info.namespaced) fields["metadata.namespace"] = obj.metadata?.namespace ?? "";
-    return { ...fields, ...this.strategy.selectableFields(obj) };
+    return newSelectionPredicate(
+      labelSelector,
+      fieldSelector,
+      (obj) => this.strategy.selectableFields(obj),
+      (label) => convertFieldLabel(this.strategy, label),
+    );
   }
 
   async list(namespace: string, p: ListParams): Promise<ListResult> {
@@ -278,49 +257,51 @@ export class Store {
     let result: KubeObject;
     // #region optimistic-concurrency
     try {
-      result = await this.storage.guaranteedUpdate(key, { ignoreNotFound: true }, async (current) => {
-        // Called again on every lost race: forget what the previous try decided.
-        created = false;
-        emptiedFinalizers = undefined;
-        if (!current) {
-          if (!(opts.forceAllowCreate || strategy.allowCreateOnUpdate)) throw newNotFound(this.gr, name);
-          const obj = await updated(undefined);
-          this.checkNameAndNamespace(obj, namespace, name);
-          delete obj.metadata.resourceVersion;
-          this.beforeCreate(namespace, obj);
-          created = true;
-          if (opts.dryRun) throw new DryRunResult(obj);
-          return obj;
-        }
-        const obj = await updated(structuredClone(current));
-        this.checkNameAndNamespace(obj, namespace, name);
-        const rv = obj.metadata.resourceVersion;
-        if (!rv) {
-          if (!strategy.allowUnconditionalUpdate) {
-            throw newInvalid(this.info.group, this.info.kind, name, [
-              // Go prints the uint64 0 with %#v: 0x0.
-              invalid("metadata.resourceVersion", new GoValue("0x0", 0), "must be specified for an update"),
-            ]);
+      result = await this.storage.guaranteedUpdate(
+        key,
+        { ignoreNotFound: true },
+        async (current) => {
+          // Called again on every lost race: forget what the previous try decided.
+          created = false;
+          emptiedFinalizers = undefined;
+          if (!current) {
+            if (!(opts.forceAllowCreate || strategy.allowCreateOnUpdate)) throw newNotFound(this.gr, name);
+            const obj = await updated(undefined);
+            this.checkNameAndNamespace(obj, namespace, name);
+            delete obj.metadata.resourceVersion;
+            this.beforeCreate(namespace, obj);
+            created = true;
+            return obj;
           }
-          obj.metadata.resourceVersion = current.metadata.resourceVersion;
-        } else if (rv !== current.metadata.resourceVersion) {
-          throw newConflict(this.gr, name, optimisticLockErrorMsg);
-        }
-        this.beforeUpdate(strategy, obj, current);
-        if (sameObject(obj, current)) return current; // no-op: nothing to write
-        if (opts.dryRun) throw new DryRunResult(obj);
-        if (shouldDeleteDuringUpdate(obj, current)) emptiedFinalizers = obj;
-        return obj;
-      });
+          const obj = await updated(structuredClone(current));
+          this.checkNameAndNamespace(obj, namespace, name);
+          const rv = obj.metadata.resourceVersion;
+          if (!rv) {
+            if (!strategy.allowUnconditionalUpdate) {
+              throw newInvalid(this.info.group, this.info.kind, name, [
+                // Go prints the uint64 0 with %#v: 0x0.
+                invalid("metadata.resourceVersion", new GoValue("0x0", 0), "must be specified for an update"),
+              ]);
+            }
+            obj.metadata.resourceVersion = current.metadata.resourceVersion;
+          } else if (rv !== current.metadata.resourceVersion) {
+            throw newConflict(this.gr, name, optimisticLockErrorMsg);
+          }
+          this.beforeUpdate(strategy, obj, current);
+          if (sameObject(obj, current)) return current; // no-op: nothing to write
+          if (shouldDeleteDuringUpdate(obj, current)) emptiedFinalizers = obj;
+          return obj;
+        },
+        opts.dryRun,
+      );
     } catch (e) {
-      if (e instanceof DryRunResult) return { obj: e.obj, created };
       throw this.interpret(e, name);
     }
     // #endregion optimistic-concurrency
     if (emptiedFinalizers) {
       // The last finalizer is gone from an object already being deleted: finish the delete.
       const deleted = await this.storage
-        .delete(key, { resourceVersion: result.metadata.resourceVersion })
+        .delete(key, { resourceVersion: result.metadata.resourceVersion }, undefined, opts.dryRun)
         .catch((e) => {
           throw this.interpret(e, name);
         });
@@ -381,21 +362,23 @@ export class Store {
     options: DeleteOptions = {},
   ): Promise<{ obj: KubeObject | Status; deleted: boolean }> {
     const key = this.keyFor(namespace, name);
+    const dryRun = options.dryRun?.includes("All") ?? false;
     const existing = await this.get(namespace, name);
-    const pre = options.preconditions;
-    this.checkDeletePreconditions(existing, pre);
-    // Dry run: the checks above, and the object as it is, untouched.
-    if (options.dryRun?.includes("All")) return { obj: this.finalizeDelete(existing), deleted: false };
-    const { graceful, pending } = this.beforeDelete(existing, options);
+    const byKind = { group: this.info.group, resource: this.info.kind };
+    const { graceful, pending } = beforeDelete(this.strategy, existing, options, byKind);
     if (pending) return { obj: this.finalizeDelete(existing), deleted: false };
 
-    const finalizers = deletionFinalizers(existing, options);
+    const finalizers = deletionFinalizersForGarbageCollection(existing, options);
     if (graceful || finalizers.length > 0 || hasNamespaceFinalizers(this.info.resource, existing)) {
-      const marked = await this.markForDeletion(key, name, options, graceful, finalizers);
+      const marked = await this.updateForGracefulDeletionAndFinalizers(key, name, options, {
+        graceful,
+        finalizers,
+        dryRun,
+      });
       if (marked.keep) return { obj: this.finalizeDelete(marked.obj), deleted: false };
     }
     try {
-      const gone = await this.storage.delete(key, pre);
+      const gone = await this.storage.delete(key, options.preconditions, undefined, dryRun);
       return { obj: this.finalizeDelete(gone), deleted: true };
     } catch (e) {
       throw this.interpret(e, name);
@@ -404,57 +387,15 @@ export class Store {
   // #endregion delete-or-mark
 
   /**
-   * rest.BeforeDelete checks the preconditions before anything is marked (the storage checks them
-   * again at the delete), in its own words and naming the kind (`ConfigMap "x"`), not the resource.
+   * updateForGracefulDeletionAndFinalizers: set deletionTimestamp (a grace period from now, or
+   * now when only finalizers hold it, as markAsDeleting) and the finalizers; keep the object if
+   * something must still happen. A dry run answers the marked object without writing it.
    */
-  private checkDeletePreconditions(existing: KubeObject, pre: Preconditions | undefined): void {
-    const byKind = { group: this.info.group, resource: this.info.kind };
-    const name = existing.metadata.name ?? "";
-    if (pre?.uid && pre.uid !== existing.metadata.uid) {
-      throw newConflict(
-        byKind,
-        name,
-        `the UID in the precondition (${pre.uid}) does not match the UID in record (${existing.metadata.uid}). The object might have been deleted and then recreated`,
-      );
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion) {
-      throw newConflict(
-        byKind,
-        name,
-        `the ResourceVersion in the precondition (${pre.resourceVersion}) does not match the ResourceVersion in record (${existing.metadata.resourceVersion}). The object might have been modified`,
-      );
-    }
-  }
-
-  /** rest.BeforeDelete: is this delete graceful, or is a graceful delete already under way? */
-  private beforeDelete(obj: KubeObject, options: DeleteOptions): { graceful: boolean; pending: boolean } {
-    if (options.gracePeriodSeconds !== undefined && options.gracePeriodSeconds < 0) {
-      options.gracePeriodSeconds = 1; // upstream: a negative grace period means the minimum, 1s
-    }
-    const meta = obj.metadata;
-    if (meta.deletionTimestamp) {
-      const current = meta.deletionGracePeriodSeconds ?? 0;
-      // Grace period over: only finalizers can hold it now (the caller checks), or nothing — the
-      // update that marked it committed and the delete after it failed. Upstream deletes it then.
-      if (current === 0) return { graceful: false, pending: false };
-      // Still in its grace period: only a shorter one changes anything.
-      if (options.gracePeriodSeconds === undefined || options.gracePeriodSeconds >= current) {
-        return { graceful: false, pending: true };
-      }
-      return { graceful: options.gracePeriodSeconds > 0, pending: false };
-    }
-    const graceful = this.strategy.checkGracefulDelete?.(obj, options) ?? false;
-    if (!graceful) return { graceful: false, pending: false };
-    return { graceful: (options.gracePeriodSeconds ?? 0) > 0, pending: false };
-  }
-
-  /** updateForGracefulDeletionAndFinalizers: set deletionTimestamp; keep the object if something must still happen. */
-  private async markForDeletion(
+  private async updateForGracefulDeletionAndFinalizers(
     key: string,
     name: string,
     options: DeleteOptions,
-    graceful: boolean,
-    finalizers: string[],
+    { graceful, finalizers, dryRun }: { graceful: boolean; finalizers: string[]; dryRun: boolean },
   ): Promise<{ obj: KubeObject; keep: boolean }> {
     let keep = false;
     try {
@@ -484,6 +425,7 @@ export class Store {
           }
           return next;
         },
+        dryRun,
       );
       return { obj, keep };
     } catch (e) {
@@ -572,48 +514,4 @@ function canonical(v: unknown): string {
       ? Object.fromEntries(Object.entries(val).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
       : val,
   );
-}
-
-/** An update that removes the last finalizer of an object whose deletion is due deletes it. */
-function shouldDeleteDuringUpdate(obj: KubeObject, old: KubeObject): boolean {
-  return (
-    (obj.metadata.finalizers ?? []).length === 0 &&
-    old.metadata.deletionTimestamp !== undefined &&
-    old.metadata.deletionGracePeriodSeconds === 0
-  );
-}
-
-/** deletionFinalizersForGarbageCollection: Orphan and Foreground leave a finalizer for the garbage collector. */
-function deletionFinalizers(obj: KubeObject, options: DeleteOptions): string[] {
-  const set = new Set(obj.metadata.finalizers ?? []);
-  const policy =
-    options.propagationPolicy ??
-    (options.orphanDependents === true
-      ? "Orphan"
-      : options.orphanDependents === false
-        ? "Background"
-        : undefined);
-  if (policy === "Orphan") {
-    set.add("orphan");
-    set.delete("foregroundDeletion");
-  } else if (policy === "Foreground") {
-    set.add("foregroundDeletion");
-    set.delete("orphan");
-  } else if (policy === "Background") {
-    set.delete("orphan");
-    set.delete("foregroundDeletion");
-  }
-  return [...set];
-}
-
-/** A namespace with spec.finalizers is emptied by the namespace controller before it goes. */
-function hasNamespaceFinalizers(resource: string, obj: KubeObject): boolean {
-  if (resource !== "namespaces") return false;
-  const spec = obj.spec as { finalizers?: string[] } | undefined;
-  return (spec?.finalizers ?? []).length > 0;
-}
-
-/** Carries a dry-run update's result out of guaranteedUpdate without writing it. */
-class DryRunResult {
-  constructor(readonly obj: KubeObject) {}
 }

@@ -1,8 +1,8 @@
 /**
  * RESTStrategy — what is special about one resource, asked by the registry store at each step.
  * Upstream splits it into RESTCreateStrategy, RESTUpdateStrategy and RESTGracefulDeleteStrategy
- * (k8s.io/apiserver pkg/registry/rest/create.go, update.go, delete.go). This file also says which
- * strategy serves which resource.
+ * (k8s.io/apiserver pkg/registry/rest/create.go, update.go, delete.go). Which strategy serves which
+ * resource is rest-storage.ts's table.
  *
  * Solves:
  * - the store is one piece of code for every resource, yet a pod must start `Pending` whatever
@@ -34,20 +34,6 @@
  */
 import type { FieldError } from "../../api/field-errors.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import { newInternalError } from "../errors.ts";
-import { configMapStrategy } from "./strategies/configmaps.ts";
-import { deploymentStrategy } from "./strategies/deployments.ts";
-import { endpointsStrategy } from "./strategies/endpoints.ts";
-import { eventStrategy } from "./strategies/events.ts";
-import { leaseStrategy } from "./strategies/leases.ts";
-import { namespaceStrategy } from "./strategies/namespaces.ts";
-import { nodeStrategy } from "./strategies/nodes.ts";
-import { podStrategy } from "./strategies/pods.ts";
-import { priorityClassStrategy } from "./strategies/priorityclasses.ts";
-import { replicaSetStrategy } from "./strategies/replicasets.ts";
-import { secretStrategy } from "./strategies/secrets.ts";
-import { serviceAccountStrategy } from "./strategies/serviceaccounts.ts";
-import { serviceStrategy } from "./strategies/services.ts";
 
 // #region rest-strategy
 /** The part of DeleteOptions a graceful delete reads and settles. */
@@ -99,36 +85,4 @@ export function convertFieldLabel(strategy: RESTStrategy, label: string): string
   if (strategy.fieldLabels.includes(label)) return label;
   return strategy.fieldLabelAliases?.[label];
 }
-
-/** Upstream's message for a field label the resource does not support. */
-export function fieldLabelNotSupportedMessage(label: string): string {
-  return `field label not supported: ${label}`;
-}
 // #endregion field-labels
-
-// #region strategy-for
-const strategies: Readonly<Record<string, RESTStrategy>> = {
-  "/namespaces": namespaceStrategy,
-  "/pods": podStrategy,
-  "/nodes": nodeStrategy,
-  "/events": eventStrategy,
-  "/configmaps": configMapStrategy,
-  "/secrets": secretStrategy,
-  "/serviceaccounts": serviceAccountStrategy,
-  "/services": serviceStrategy,
-  "/endpoints": endpointsStrategy,
-  "apps/replicasets": replicaSetStrategy,
-  "apps/deployments": deploymentStrategy,
-  "coordination.k8s.io/leases": leaseStrategy,
-  "scheduling.k8s.io/priorityclasses": priorityClassStrategy,
-};
-
-/** The strategy of a resource this server serves (group "" is the core group). */
-export function strategyFor(group: string, resource: string): RESTStrategy {
-  const strategy = strategies[`${group}/${resource}`];
-  if (!strategy) {
-    throw newInternalError(`no registry strategy for ${group ? `${resource}.${group}` : resource}`);
-  }
-  return strategy;
-}
-// #endregion strategy-for

@@ -1,12 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { EtcdServer } from "../../store/etcdserver/server.ts";
-import { Cacher, type CacherOptions, type CacheWatcher } from "./cacher.ts";
+import { nextEvents, pod, statusOf, summary, watchEnded } from "../testing/storage-suite.ts";
+import type { CacheWatcher } from "./cache-watcher.ts";
+import { Cacher, type CacherOptions } from "./cacher.ts";
 import { InProcessEtcdClient } from "./etcd-client.ts";
 import { Etcd3Store } from "./etcd3-store.ts";
 import type { Interface, ListOptions, WatchOptions } from "./interfaces.ts";
 import { everything, newSelectionPredicate } from "./selection-predicate.ts";
-import { nextEvents, pod, statusOf, summary, watchEnded } from "./storage-suite.ts";
 
 const prefix = "/registry/pods";
 const key = (name: string) => `${prefix}/default/${name}`;

@@ -1,8 +1,8 @@
 /**
  * Cacher — storage.Interface with a watch cache in front: one etcd watch per resource, fanned
  * out to every client watch, and `resourceVersion=0` reads served from memory. Upstream:
- * k8s.io/apiserver/pkg/storage/cacher/cacher.go (all the upstream files are listed at the end of
- * this header).
+ * k8s.io/apiserver/pkg/storage/cacher/cacher.go. Each client watch is a cacheWatcher
+ * (cache-watcher.ts); the objects and the ring of recent events are the WatchCache (watch-cache.ts).
  *
  * Solves:
  * - etcd load that does not grow with the number of watchers: the cacher lists and watches the
@@ -14,14 +14,10 @@
  *   frozen object and one event object built from it (no copy each), and its encodings are
  *   cached on it (caching-object.ts); events that arrive close together go to each watcher as one
  *   batch, which its handler sends in one socket write;
- * - a slow client must not hold up the others: each watcher has a bounded buffer, which fills
- *   only while its client does not read (its handler stops taking events when the socket is
- *   full), and a watcher whose buffer overflows is closed (its client re-watches from its last
- *   resourceVersion) instead of blocking the fan-out;
- * - a client idle on a quiet resource still learns how far the stream has got: watchers that
- *   asked for bookmarks get a BOOKMARK every `bookmarkFrequencyMs`, and 2 s before their
- *   deadline, so they can resume from there instead of from an old revision that compaction may
- *   have removed.
+ * - a slow client must not hold up the others: a watcher whose bounded buffer overflows is
+ *   closed (its client re-watches from its last resourceVersion) instead of blocking the fan-out;
+ * - a client idle on a quiet resource still learns how far the stream has got: the cacher hands
+ *   bookmarks to the watchers that asked for them, at a resourceVersion every watcher has reached.
  *
  * Invariants:
  * - a watcher receives events in resourceVersion order, each at most once, and none at or
@@ -43,24 +39,29 @@
  * current revision; here they go to etcd. A watch without a resourceVersion is served like
  * `resourceVersion=0`. Bookmarks are sent every minute upstream; here every 10 s by default.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, Watch, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, defaultBookmarkFrequency)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go (cacheWatcher: add, nonblockingAdd, "Forcing … watcher close due to unresponsiveness", nextBookmarkTime, convertToWatchEvent)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, startCaching, Watch, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, newErrWatcher, defaultBookmarkFrequency)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go (the grace period we do not model)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (suggestedWatchChannelSize: the buffer sizes)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import { type GroupResource, isStatusError, newNotFound, type StatusError } from "../errors.ts";
-import { CachingObject, cachingObjectFor, deepFreeze } from "./caching-object.ts";
-import { nameOfKey, tooManyRequests } from "./errors.ts";
-import { errorEvent, parseResourceVersion } from "./etcd3-store.ts";
+import {
+  type GroupResource,
+  isStatusError,
+  newNotFound,
+  newTooManyRequests,
+  type StatusError,
+} from "../errors.ts";
+import { parseResourceVersion } from "./api-object-versioner.ts";
+import { CacheWatcher, scopeTest } from "./cache-watcher.ts";
+import { deepFreeze } from "./caching-object.ts";
+import { errorEvent, nameOfKey } from "./errors.ts";
 import type {
   GetOptions,
   Interface,
   ListOptions,
   ListResult,
   Preconditions,
-  SelectionPredicate,
   StorageWatchEvent,
   UpdateFunc,
   Watch,
@@ -171,15 +172,16 @@ export class Cacher implements Interface {
     const tick = opts.bookmarkTickMs ?? 1000;
     this.bookmarkTimer = setInterval(() => this.dispatchBookmarks(), tick * (0.75 + Math.random() * 0.5));
     this.bookmarkTimer.unref?.();
-    void this.run();
+    void this.startCaching();
   }
 
   // #region list-and-watch
   /**
-   * The cacher's own reflector: list everything, then watch from the list's revision, feeding
-   * the watch cache; when the watch ends or fails, terminate the client watches and start over.
+   * startCaching: the cacher's own reflector — list everything, then watch from the list's
+   * revision, feeding the watch cache; when the watch ends or fails, terminate the client watches
+   * and start over.
    */
-  private async run(): Promise<void> {
+  private async startCaching(): Promise<void> {
     let backoffMs = 100;
     while (!this.stopped) {
       try {
@@ -352,7 +354,7 @@ export class Cacher implements Interface {
     try {
       initial = this.watchCache.getAllEventsSince(requested);
     } catch (e) {
-      if (isStatusError(e)) return errorWatch(e);
+      if (isStatusError(e)) return newErrWatcher(e);
       throw e;
     }
     // No await between taking the initial events and joining `watchers`: no event can slip
@@ -385,7 +387,7 @@ export class Cacher implements Interface {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([this.ready, new Promise((r) => (timer = setTimeout(r, this.blockTimeoutMs)))]);
     clearTimeout(timer);
-    if (!this.isReady) throw tooManyRequests("storage is (re)initializing", 1);
+    if (!this.isReady) throw newTooManyRequests("storage is (re)initializing", 1);
   }
 
   // #region get-list
@@ -468,15 +470,8 @@ export class Cacher implements Interface {
   }
 }
 
-/** Is a key inside what the request named: the key itself, or anything under `<key>/`? */
-function scopeTest(key: string, recursive: boolean): (k: string) => boolean {
-  if (!recursive) return (k) => k === key;
-  const prefix = key.endsWith("/") ? key : `${key}/`;
-  return (k) => k.startsWith(prefix);
-}
-
 /** newErrWatcher: a watch that sends one ERROR event and ends. */
-function errorWatch(err: StatusError): Watch {
+function newErrWatcher(err: StatusError): Watch {
   return {
     stop() {},
     async *[Symbol.asyncIterator]() {
@@ -484,210 +479,3 @@ function errorWatch(err: StatusError): Watch {
     },
   };
 }
-
-type ChangeType = WatchCacheEvent["type"];
-
-/**
- * The watch events built from one cache event — at most one per type — shared by every watcher
- * that is sent it: a thousand watchers cost a thousand references, not a thousand objects.
- */
-const sharedEvents = new WeakMap<WatchCacheEvent, Partial<Record<ChangeType, StorageWatchEvent>>>();
-
-function sharedEvent(ev: WatchCacheEvent, type: ChangeType): StorageWatchEvent {
-  let built = sharedEvents.get(ev);
-  if (!built) {
-    built = {};
-    sharedEvents.set(ev, built);
-  }
-  let out = built[type];
-  if (!out) {
-    const c = type === "DELETED" ? new CachingObject(deletedObject(ev)) : cachingObjectFor(ev.object);
-    out = Object.freeze({ type, object: c.object, cachingObject: c });
-    built[type] = out;
-  }
-  return out;
-}
-
-/**
- * The previous object stamped with the event's resourceVersion (what a watcher whose selector
- * the object left is sent as DELETED) — built once per event, not once per watcher, as upstream's
- * setCachingObjects does. A shallow copy is enough: only metadata.resourceVersion differs, and
- * everything else is frozen and shared with the cached previous object.
- */
-function deletedObject(ev: WatchCacheEvent): KubeObject {
-  const prev = ev.prevObject as KubeObject;
-  return { ...prev, metadata: { ...prev.metadata, resourceVersion: String(ev.resourceVersion) } };
-}
-
-/** At most this many initial events are handed over at once, so a huge first batch is split. */
-const maxInitialBatch = 1000;
-
-// #region cache-watcher
-interface CacheWatcherOptions {
-  key: string;
-  recursive: boolean;
-  predicate: SelectionPredicate;
-  startRv: number;
-  bufferSize: number;
-  allowBookmarks: boolean;
-  bookmarkFrequencyMs: number;
-  deadline?: number;
-  newFunc: () => KubeObject;
-  onStop: (w: CacheWatcher) => void;
-}
-
-/**
- * cacheWatcher: one client watch. Its buffer holds what the cacher has handed it and its handler
- * has not taken yet; the handler takes everything at once (nextBatch), and stops taking while
- * its client's socket is full — so a client that does not read fills the buffer, and a full
- * buffer is what gets the watcher closed. The initial events are queued without limit (the
- * client asked for all of them); live events count against `bufferSize`.
- */
-export class CacheWatcher implements Watch {
-  private initial: StorageWatchEvent[] = [];
-  private buffer: StorageWatchEvent[] = [];
-  private lastRv: number;
-  private nextBookmarkAt: number | undefined;
-  private stopped = false;
-  private wake?: () => void;
-  private readonly inScope: (k: string) => boolean;
-
-  constructor(private readonly opts: CacheWatcherOptions) {
-    this.lastRv = opts.startRv;
-    this.inScope = scopeTest(opts.key, opts.recursive);
-    this.nextBookmarkAt = this.nextBookmarkTime(Date.now());
-  }
-
-  setInitial(events: WatchCacheEvent[]): void {
-    for (const ev of events) {
-      const out = this.convert(ev);
-      if (out) this.initial.push(out);
-    }
-  }
-
-  // #region convert
-  /**
-   * convertToWatchEvent: what this watcher sees of a change. Matched before and after →
-   * MODIFIED; only after → ADDED; only before → DELETED (the object left this selection), sent
-   * as it was before, at the event's resourceVersion. No copy: every watcher gets the same frozen
-   * event, and the handler encodes it once for all of them (CachingObject).
-   */
-  private convert(ev: WatchCacheEvent): StorageWatchEvent | undefined {
-    if (!this.inScope(ev.key)) return undefined;
-    const p = this.opts.predicate;
-    const curPasses = ev.type !== "DELETED" && (p.empty || p.matches(ev.object));
-    const oldPasses = ev.prevObject !== undefined && (p.empty || p.matches(ev.prevObject));
-    if (curPasses && oldPasses) return sharedEvent(ev, "MODIFIED");
-    if (curPasses) return sharedEvent(ev, "ADDED");
-    if (oldPasses) return sharedEvent(ev, "DELETED");
-    return undefined;
-  }
-  // #endregion convert
-
-  // #region add
-  /**
-   * Takes a round of live events, in order; false when they do not fit in the buffer (the
-   * cacher then closes us). Events at or below our starting point are skipped: the initial
-   * events or the replayed ring already had them.
-   */
-  addAll(events: WatchCacheEvent[]): boolean {
-    if (this.stopped) return true;
-    const before = this.buffer.length;
-    for (const ev of events) {
-      if (ev.resourceVersion <= this.lastRv) continue;
-      const out = this.convert(ev);
-      this.lastRv = ev.resourceVersion;
-      if (!out) continue;
-      if (this.buffer.length >= this.opts.bufferSize) return false;
-      this.buffer.push(out);
-    }
-    if (this.buffer.length > before) this.wake?.();
-    return true;
-  }
-  // #endregion add
-
-  // #region bookmarks
-  /**
-   * nextBookmarkTime: every bookmarkFrequency, but no later than 2 s before the watch's deadline
-   * (so the client learns its resourceVersion before the server ends the watch).
-   */
-  private nextBookmarkTime(now: number): number | undefined {
-    if (!this.opts.allowBookmarks) return undefined;
-    let at = now + this.opts.bookmarkFrequencyMs;
-    if (this.opts.deadline !== undefined) {
-      const preTimeout = this.opts.deadline - 2000;
-      if (preTimeout < at) at = preTimeout;
-      if (at < now) return undefined;
-    }
-    return at;
-  }
-
-  /** Sends a bookmark if one is due and there is room (a bookmark never terminates a watcher). */
-  maybeBookmark(now: number, rv: number): void {
-    if (this.stopped || this.nextBookmarkAt === undefined || now < this.nextBookmarkAt) return;
-    if (this.buffer.length >= this.opts.bufferSize) return;
-    this.nextBookmarkAt = this.nextBookmarkTime(now);
-    const obj = this.opts.newFunc();
-    obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(Math.max(rv, this.lastRv)) };
-    this.buffer.push({ type: "BOOKMARK", object: obj });
-    this.wake?.();
-  }
-  // #endregion bookmarks
-
-  /** Ends the watch at once; what was buffered is dropped, as upstream closes the channel. */
-  terminate(): void {
-    this.buffer = [];
-    this.initial = [];
-    this.stop();
-  }
-
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.opts.onStop(this);
-    this.wake?.();
-  }
-
-  // #region next-batch
-  /**
-   * Everything buffered, oldest first, as soon as there is anything; undefined once the watch
-   * has ended and nothing is left. The initial events come first, a thousand at a time.
-   */
-  async nextBatch(): Promise<StorageWatchEvent[] | undefined> {
-    for (;;) {
-      if (this.initial.length > 0) {
-        if (this.initial.length <= maxInitialBatch) {
-          const batch = this.initial;
-          this.initial = [];
-          return batch;
-        }
-        return this.initial.splice(0, maxInitialBatch);
-      }
-      if (this.buffer.length > 0) {
-        const batch = this.buffer;
-        this.buffer = [];
-        return batch;
-      }
-      if (this.stopped) return undefined;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-      this.wake = undefined;
-    }
-  }
-  // #endregion next-batch
-
-  /** One event at a time, for callers that want a plain Watch. */
-  async *[Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
-    try {
-      for (;;) {
-        const batch = await this.nextBatch();
-        if (!batch) return;
-        yield* batch;
-      }
-    } finally {
-      this.stop();
-    }
-  }
-}
-// #endregion cache-watcher

@@ -1,12 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { EtcdServer } from "../../store/etcdserver/server.ts";
+import { nextEvents, pod } from "../testing/storage-suite.ts";
 import { Cacher } from "./cacher.ts";
 import { CachingObject } from "./caching-object.ts";
 import { InProcessEtcdClient } from "./etcd-client.ts";
 import { Etcd3Store } from "./etcd3-store.ts";
 import { everything, newSelectionPredicate } from "./selection-predicate.ts";
-import { nextEvents, pod } from "./storage-suite.ts";
 
 const prefix = "/registry/pods";
 const key = (name: string) => `${prefix}/default/${name}`;

@@ -13,24 +13,37 @@
  *   /registry/pods/default/web, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID
  *   in precondition: 1, UID in object meta: 2` — because that is what upstream prints.
  *
- * Invariants:
- * - every function returns (never throws) a StatusError with upstream's reason, code and message.
+ * - a compacted revision (etcd's "mvcc: required revision has been compacted") is a 410 Expired
+ *   for a list or a watch, in the etcd3 store's words (interpretListError, interpretWatchError).
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/errors.go (StorageError, NewInvalidObjError, NewTooLargeResourceVersionError)
+ * Invariants:
+ * - every function returns (never throws) its error, with upstream's reason, code and message.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/errors.go (StorageError, NewInvalidObjError, NewTooLargeResourceVersionError, ErrResourceVersionSetOnCreate)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/interfaces.go (Preconditions.Check)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go (expiredList, expiredWatch, continueExpired, inconsistentContinue)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go (interpretListError, interpretWatchError, handleCompactedErrorForPaging; the expired messages)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/errors/storage.go (InterpretGetError, InterpretUpdateError: InvalidObj → Conflict)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
 import {
   type GroupResource,
+  isStatusError,
   newConflict,
+  newInternalError,
   newResourceExpired,
   newTimeoutError,
-  StatusError,
+  type StatusError,
 } from "../errors.ts";
-import type { Preconditions } from "./interfaces.ts";
+import { encodeContinue } from "./continue.ts";
+import { isCompactedError } from "./etcd-client.ts";
+import type { Preconditions, StorageWatchEvent } from "./interfaces.ts";
+
+/**
+ * ErrResourceVersionSetOnCreate: a create whose object already has a resourceVersion. Upstream
+ * returns it as a plain error, which the handler answers as a 500 with this text (errorToAPIStatus).
+ */
+export const errResourceVersionSetOnCreate = "resourceVersion should not be set on objects to be created";
 
 // #region expired-messages
 /** A list at a resourceVersion that compaction removed. */
@@ -53,28 +66,56 @@ export function tooOldResourceVersion(requested: number, oldest: number): Status
 }
 // #endregion expired-messages
 
+// #region interpret
+/**
+ * interpretListError: a list at a compacted revision is 410 Expired; a compacted continuation
+ * also gets a fresh token, "go on from where you were, at the newest revision".
+ */
+export function interpretListError(
+  e: unknown,
+  paging: boolean,
+  continueKey: string,
+  keyPrefix: string,
+): unknown {
+  if (!isCompactedError(e)) return e;
+  if (!paging) return newResourceExpired(expiredList);
+  let token: string;
+  try {
+    // rv -1: the newest revision — consistent no longer.
+    token = encodeContinue(continueKey, keyPrefix, -1);
+  } catch {
+    return newResourceExpired(continueExpired);
+  }
+  const err = newResourceExpired(inconsistentContinue);
+  err.status.metadata = { continue: token };
+  return err;
+}
+
+/** interpretWatchError: compaction is 410 Expired; anything else an internal error. */
+export function interpretWatchError(e: unknown): StatusError {
+  if (isCompactedError(e)) return newResourceExpired(expiredWatch);
+  if (isStatusError(e)) return e;
+  return newInternalError((e as Error)?.message ?? String(e));
+}
+// #endregion interpret
+
+/** A Status as the object of an ERROR watch event. */
+export function errorEvent(err: StatusError): StorageWatchEvent {
+  return { type: "ERROR", object: err.status as unknown as KubeObject };
+}
+
 /** NewTooLargeResourceVersionError: a read that wants a revision the store has not reached. */
-export function tooLargeResourceVersion(minimum: number, current: number, retrySeconds: number): StatusError {
+export function newTooLargeResourceVersionError(
+  minimum: number,
+  current: number,
+  retrySeconds: number,
+): StatusError {
   const err = newTimeoutError(`Too large resource version: ${minimum}, current: ${current}`, retrySeconds);
   err.status.details = {
     ...err.status.details,
     causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
   };
   return err;
-}
-
-/** NewTooManyRequests: try again after `retryAfterSeconds` (429). */
-export function tooManyRequests(message: string, retryAfterSeconds: number): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "TooManyRequests",
-    details: { retryAfterSeconds },
-    code: 429,
-  });
 }
 
 /** The name part of a key: `/registry/pods/default/web` → `web`. */
@@ -108,19 +149,3 @@ export function checkPreconditions(
   return newConflict(gr, nameOfKey(key), storageError);
 }
 // #endregion preconditions
-
-/**
- * An error that upstream's handler reports as 500 with no reason (responsewriters' ErrorToAPIStatus
- * for a plain Go error): the text is the error's own.
- */
-export function unknownError(message: string): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "",
-    code: 500,
-  });
-}

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { freePort, ourEtcdBackend, realEtcdBackend } from "../../../scripts/etcd-backends.ts";
 import { describeWithTools } from "../../../scripts/external-tools.ts";
+import { runStorageSuite, type SuiteBackend } from "../testing/storage-suite.ts";
 import { GrpcEtcdClient } from "./etcd-client.ts";
 import { newStorageBackend } from "./factory.ts";
-import { runStorageSuite, type SuiteBackend } from "./storage-suite.ts";
 
 // Bookmarks come from etcd's progress notifications, asked for every 100 ms in these tests.
 const fast = { compactionIntervalMs: 0, progressRequestIntervalMs: 100, bookmarkFrequencyMs: 200 };

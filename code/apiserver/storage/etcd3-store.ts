@@ -1,7 +1,8 @@
 /**
  * Etcd3Store — storage.Interface over etcd, with etcd's revisions as resourceVersions.
  * Objects are JSON values under `/registry/<resource>/<namespace>/<name>`.
- * Upstream: k8s.io/apiserver pkg/storage/etcd3/store.go and watcher.go.
+ * Upstream: k8s.io/apiserver pkg/storage/etcd3/store.go. How resourceVersions get in and out of
+ * objects is api-object-versioner.ts; one watch's events are etcd3-watcher.ts.
  *
  * Solves:
  * - create only if absent, update only if unchanged since read, delete only the object the
@@ -12,8 +13,8 @@
  *   nothing and repeats nothing;
  * - paged lists that are consistent across pages: every page after the first is read at the
  *   first page's revision (the continue token carries it) until compaction removes it;
- * - watch: etcd's key events become ADDED / MODIFIED / DELETED of objects, filtered by the
- *   request's selectors — an object that stops matching is DELETED for that watcher.
+ * - watch: from resourceVersion 0 the current state first, then etcd's key events from just after
+ *   it, as ADDED / MODIFIED / DELETED of objects (etcd3-watcher.ts).
  *
  * Invariants:
  * - values in etcd never carry `metadata.resourceVersion` (it would be stale the moment it is
@@ -27,50 +28,40 @@
  * optionally encrypted by a transformer; GuaranteedUpdate may start from a cached object; Get/
  * GetList count and trace everything; a corrupt object has its own error path.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go (store: Create, Get, GetList, GuaranteedUpdate, Delete, conditionalDelete, validateMinimumResourceVersion, GetCurrentResourceVersion)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go (watcher, watchChan: sync, startWatching, transform, progressNotifyEvent)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go (interpretListError, interpretWatchError, handleCompactedErrorForPaging)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/event.go (parseEvent)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go (store: Create, Get, GetList, GuaranteedUpdate, Delete, conditionalDelete, getState, notFound, validateMinimumResourceVersion, GetCurrentResourceVersion, Watch)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go (watcher.Watch, watchChan.sync: the initial state of a watch from resourceVersion 0)
+ * @upstream etcd-io/etcd client/v3/op.go (GetPrefixRangeEnd)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import type { Compare, RangeResponse, WatchResponse } from "../../store/etcdserverpb/rpc.ts";
+import type { Compare, RangeResponse } from "../../store/etcdserverpb/rpc.ts";
 import type { KeyValue } from "../../store/mvccpb/kv.ts";
 import {
+  errorToAPIStatus,
   type GroupResource,
   isStatusError,
   newAlreadyExists,
   newBadRequest,
   newInternalError,
   newNotFound,
-  newResourceExpired,
-  type StatusError,
 } from "../errors.ts";
+import { decodeObject, encodeObject, parseResourceVersion } from "./api-object-versioner.ts";
 import { decodeContinue, encodeContinue } from "./continue.ts";
 import {
   checkPreconditions,
-  continueExpired,
-  expiredList,
-  expiredWatch,
-  inconsistentContinue,
+  errResourceVersionSetOnCreate,
+  interpretListError,
   nameOfKey,
-  tooLargeResourceVersion,
-  unknownError,
+  newTooLargeResourceVersionError,
 } from "./errors.ts";
-import {
-  type EtcdClient,
-  type EtcdWatch,
-  isCompactedError,
-  isFutureRevError,
-  isProgressNotify,
-} from "./etcd-client.ts";
+import { type EtcdClient, isCompactedError, isFutureRevError } from "./etcd-client.ts";
+import { WatchChan } from "./etcd3-watcher.ts";
 import type {
   GetOptions,
   Interface,
   ListOptions,
   ListResult,
   Preconditions,
-  SelectionPredicate,
   StorageWatchEvent,
   UpdateFunc,
   Watch,
@@ -98,7 +89,7 @@ const decoder = new TextDecoder();
 const bytes = (s: string): Uint8Array => encoder.encode(s);
 const text = (b: Uint8Array): string => decoder.decode(b);
 
-// #region keys-and-values
+// #region keys
 /** clientv3.GetPrefixRangeEnd: the first key after every key that starts with `prefix`. */
 export function prefixRangeEnd(prefix: Uint8Array): Uint8Array {
   const end = Uint8Array.from(prefix);
@@ -110,45 +101,7 @@ export function prefixRangeEnd(prefix: Uint8Array): Uint8Array {
   }
   return new Uint8Array([0]); // every byte 0xff: to the end of the keyspace
 }
-
-/** The object as stored: without resourceVersion, which etcd supplies as mod_revision. */
-export function encodeObject(obj: KubeObject): string {
-  const { resourceVersion: _ignored, ...metadata } = obj.metadata ?? {};
-  return JSON.stringify({ ...obj, metadata });
-}
-
-/** The stored JSON back into an object whose resourceVersion is `rev`. */
-export function decodeObject(value: Uint8Array | string, rev: number): KubeObject {
-  let obj: KubeObject;
-  try {
-    obj = JSON.parse(typeof value === "string" ? value : text(value)) as KubeObject;
-  } catch (e) {
-    throw newInternalError(`unable to decode an object from etcd: ${(e as Error).message}`);
-  }
-  obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(rev) };
-  return obj;
-}
-
-/**
- * APIObjectVersioner.ParseResourceVersion: "" is 0; anything else must be an unsigned decimal.
- * The message is what GetList answers with (BadRequest "invalid resource version: …").
- */
-export function parseResourceVersion(rv: string | undefined): number {
-  if (rv === undefined || rv === "") return 0;
-  if (!/^[0-9]+$/.test(rv)) {
-    throw newBadRequest(
-      `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: invalid syntax`,
-    );
-  }
-  const n = Number(rv);
-  if (!Number.isSafeInteger(n)) {
-    throw newBadRequest(
-      `invalid resource version: resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: value out of range`,
-    );
-  }
-  return n;
-}
-// #endregion keys-and-values
+// #endregion keys
 
 /** What a key held when we last read it: the object, its mod_revision and its exact bytes. */
 interface ObjState {
@@ -178,7 +131,7 @@ export class Etcd3Store implements Interface {
    */
   async create(key: string, obj: KubeObject): Promise<KubeObject> {
     if (obj.metadata?.resourceVersion) {
-      throw unknownError("resourceVersion should not be set on objects to be created");
+      throw errorToAPIStatus(errResourceVersionSetOnCreate);
     }
     const data = encodeObject(obj);
     const resp = await this.client.txn({
@@ -209,7 +162,7 @@ export class Etcd3Store implements Interface {
    */
   private validateMinimumResourceVersion(minimum: string | undefined, actual: number): void {
     const min = parseResourceVersion(minimum);
-    if (min > actual) throw tooLargeResourceVersion(min, actual, 0);
+    if (min > actual) throw newTooLargeResourceVersionError(min, actual, 0);
   }
   // #endregion get
 
@@ -277,9 +230,9 @@ export class Etcd3Store implements Interface {
         });
       } catch (e) {
         if (isFutureRevError(e)) {
-          throw tooLargeResourceVersion(withRev, Number(await this.currentResourceVersion()), 0);
+          throw newTooLargeResourceVersionError(withRev, Number(await this.currentResourceVersion()), 0);
         }
-        throw this.interpretListError(e, continuing, startKey, keyPrefix);
+        throw interpretListError(e, continuing, startKey, keyPrefix);
       }
       if (!validated) {
         this.validateMinimumResourceVersion(continuing ? "" : opts.resourceVersion, resp.header.revision);
@@ -317,26 +270,6 @@ export class Etcd3Store implements Interface {
     return result;
   }
 
-  /** interpretListError: a compacted revision is 410 Expired; a compacted continue also gets a fresh token. */
-  private interpretListError(
-    e: unknown,
-    continuing: boolean,
-    continueKey: string,
-    keyPrefix: string,
-  ): unknown {
-    if (!isCompactedError(e)) return e;
-    if (!continuing) return newResourceExpired(expiredList);
-    let token: string;
-    try {
-      // rv -1: "go on from where you were, at the newest revision" — consistent no longer.
-      token = encodeContinue(continueKey, keyPrefix, -1);
-    } catch {
-      return newResourceExpired(continueExpired);
-    }
-    const err = newResourceExpired(inconsistentContinue);
-    err.status.metadata = { continue: token };
-    return err;
-  }
   // #endregion get-list
 
   // #region guaranteed-update
@@ -448,7 +381,7 @@ export class Etcd3Store implements Interface {
       prevKv: true,
       progressNotify: !!opts.allowWatchBookmarks,
     });
-    const w = new EtcdWatchChan(etcdWatch, opts.predicate, initial, {
+    const w = new WatchChan(etcdWatch, opts.predicate, initial, {
       bookmarks: !!opts.allowWatchBookmarks,
       newFunc: this.newFunc,
       progressRequestIntervalMs: this.progressRequestIntervalMs,
@@ -495,140 +428,3 @@ function notFound(key: string): Compare {
 function modRevisionIs(key: string, rev: number): Compare {
   return { key: bytes(key), target: "MOD", result: "EQUAL", modRevision: rev };
 }
-
-/** A Status as the object of an ERROR event. */
-export function errorEvent(err: StatusError): StorageWatchEvent {
-  return { type: "ERROR", object: err.status as unknown as KubeObject };
-}
-
-// #region watch-chan
-/**
- * One watch: etcd's responses, pulled only as fast as the consumer reads them (etcd buffers or
- * stalls the watcher meanwhile), each turned into the events this watcher may see.
- */
-class EtcdWatchChan implements Watch {
-  private readonly pending: StorageWatchEvent[];
-  private stopped = false;
-  private timer?: ReturnType<typeof setInterval>;
-
-  constructor(
-    private readonly etcdWatch: EtcdWatch,
-    private readonly predicate: SelectionPredicate,
-    initial: StorageWatchEvent[],
-    private readonly opts: {
-      bookmarks: boolean;
-      newFunc: () => KubeObject;
-      progressRequestIntervalMs: number;
-      onStop: () => void;
-    },
-  ) {
-    this.pending = initial;
-    if (opts.bookmarks && opts.progressRequestIntervalMs > 0) {
-      this.timer = setInterval(() => etcdWatch.requestProgress(), opts.progressRequestIntervalMs);
-      this.timer.unref?.();
-    }
-  }
-
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    clearInterval(this.timer);
-    this.etcdWatch.close();
-    this.opts.onStop();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<StorageWatchEvent> {
-    try {
-      while (!this.stopped) {
-        const ev = this.pending.shift();
-        if (ev) {
-          yield ev;
-          continue;
-        }
-        let resp: WatchResponse | undefined;
-        try {
-          resp = await this.etcdWatch.next();
-        } catch (e) {
-          if (!this.stopped) yield errorEvent(interpretWatchError(e));
-          return;
-        }
-        if (!resp || this.stopped) return;
-        const end = this.handle(resp);
-        if (end) {
-          yield* this.pending.splice(0);
-          yield end;
-          return;
-        }
-      }
-    } finally {
-      this.stop();
-    }
-  }
-
-  /** Queues the events of one response; returns the ERROR event that ends the watch, if any. */
-  private handle(resp: WatchResponse): StorageWatchEvent | undefined {
-    if (resp.canceled) {
-      // A watch from a compacted revision is cancelled with the oldest revision left.
-      if (resp.compactRevision > 0) return errorEvent(newResourceExpired(expiredWatch));
-      return errorEvent(newInternalError(resp.cancelReason || "etcd watch was cancelled"));
-    }
-    if (resp.created) return undefined;
-    if (isProgressNotify(resp)) {
-      if (this.opts.bookmarks) {
-        const obj = this.opts.newFunc();
-        obj.metadata = { ...(obj.metadata ?? {}), resourceVersion: String(resp.header.revision) };
-        this.pending.push({ type: "BOOKMARK", object: obj });
-      }
-      return undefined;
-    }
-    for (const ev of resp.events) {
-      const out = transform(ev.type, ev.kv, ev.prevKv, this.predicate);
-      if (out) this.pending.push(out);
-    }
-    return undefined;
-  }
-}
-
-/** interpretWatchError: compaction is 410 Expired; anything else an internal error. */
-function interpretWatchError(e: unknown): StatusError {
-  if (isCompactedError(e)) return newResourceExpired(expiredWatch);
-  if (isStatusError(e)) return e;
-  return newInternalError((e as Error)?.message ?? String(e));
-}
-
-// #region transform
-/**
- * One etcd event as this watcher sees it. A PUT is ADDED if the key was just created; otherwise
- * the old and new objects are both tested: matched before and after → MODIFIED; only after →
- * ADDED (it entered the selection); only before → DELETED (it left, and the watcher must drop
- * it). A deletion carries the object as it was, at the deletion's revision.
- */
-export function transform(
-  type: "PUT" | "DELETE",
-  kv: KeyValue,
-  prevKv: KeyValue | undefined,
-  pred: SelectionPredicate,
-): StorageWatchEvent | undefined {
-  const rev = kv.modRevision;
-  const test = (o: KubeObject) => pred.empty || pred.matches(o);
-  if (type === "DELETE") {
-    if (!prevKv) return undefined; // its old value was compacted away: nothing to show
-    const old = decodeObject(prevKv.value, rev);
-    return test(old) ? { type: "DELETED", object: old } : undefined;
-  }
-  const cur = decodeObject(kv.value, rev);
-  if (kv.createRevision === kv.modRevision) {
-    return test(cur) ? { type: "ADDED", object: cur } : undefined;
-  }
-  // Not a creation, but etcd could not give the old value (compacted): judge by the new one.
-  // (Upstream sends an ERROR event here instead.)
-  if (!prevKv) return test(cur) ? { type: "MODIFIED", object: cur } : undefined;
-  const curPasses = test(cur);
-  const oldPasses = test(decodeObject(prevKv.value, rev));
-  if (curPasses && oldPasses) return { type: "MODIFIED", object: cur };
-  if (curPasses) return { type: "ADDED", object: cur };
-  if (oldPasses) return { type: "DELETED", object: decodeObject(prevKv.value, rev) };
-  return undefined;
-}
-// #endregion transform
-// #endregion watch-chan

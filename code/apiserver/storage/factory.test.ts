@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EtcdServer } from "../../store/etcdserver/server.ts";
+import { pod, statusOf } from "../testing/storage-suite.ts";
 import { InProcessEtcdClient, isCompactedError } from "./etcd-client.ts";
 import { Compactor, newStorageBackend } from "./factory.ts";
-import { pod, statusOf } from "./storage-suite.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

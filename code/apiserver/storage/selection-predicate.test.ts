@@ -51,7 +51,19 @@ describe("newSelectionPredicate", () => {
       message: "invalid selector: 'metadata.name'; can't understand 'metadata.name'",
     });
     expect(
-      badRequest(() => newSelectionPredicate("", "spec.foo=x", podAttrs, ["metadata.name", "spec.nodeName"])),
+      badRequest(() =>
+        newSelectionPredicate("", "spec.foo=x", podAttrs, (label) =>
+          ["metadata.name", "spec.nodeName"].includes(label) ? label : undefined,
+        ),
+      ),
     ).toMatchObject({ code: 400, message: "field label not supported: spec.foo" });
+  });
+
+  it("converts each field label before matching (an old spelling reads its new field)", () => {
+    const p = newSelectionPredicate("", "spec.host=n1", podAttrs, (label) =>
+      label === "spec.host" ? "spec.nodeName" : label,
+    );
+    expect(p.matches(pod("a", {}, "n1"))).toBe(true);
+    expect(p.matches(pod("b", {}, "n2"))).toBe(false);
   });
 });

@@ -21,6 +21,7 @@
  * @chapter 02-apiserver
  */
 import * as fields from "../../api/fields.ts";
+import { parse as parseLabelSelector } from "../../api/label-selector-parser.ts";
 import * as labels from "../../api/labels.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import { newBadRequest } from "../errors.ts";
@@ -39,27 +40,43 @@ export function defaultAttrs(obj: KubeObject): Record<string, string> {
 // #endregion default-attrs
 
 // #region new-selection-predicate
+/** Upstream's message for a field label the resource does not support. */
+export function fieldLabelNotSupportedMessage(label: string): string {
+  return `field label not supported: ${label}`;
+}
+
+/**
+ * The field a field-selector label means for the resource (`spec.host` → `spec.nodeName`), or
+ * undefined when the resource does not support it (upstream's ConvertFieldLabel).
+ */
+export type FieldLabelConversionFunc = (label: string) => string | undefined;
+
 /**
  * Parses both selectors; throws a StatusError 400 BadRequest with the parser's message when
- * either is malformed. Given `supportedFields` (the resource's selectable fields), a field
- * selector on any other field is refused too — `field label not supported: spec.foo` — as the
- * resource's field-label conversion refuses it upstream.
+ * either is malformed. Given the resource's `convertFieldLabel`, each field of the field selector
+ * is converted (fieldSelector.Transform), and one the resource does not support is refused —
+ * `field label not supported: spec.foo` — as upstream's list and watch handlers refuse it.
  */
 export function newSelectionPredicate(
   labelSelector: string,
   fieldSelector: string,
   getAttrs: AttrFunc = defaultAttrs,
-  supportedFields?: readonly string[],
+  convertFieldLabel?: FieldLabelConversionFunc,
 ): SelectionPredicate {
-  const parsedLabels = labels.parse(labelSelector);
+  const parsedLabels = parseLabelSelector(labelSelector);
   if (!parsedLabels.ok) throw newBadRequest(parsedLabels.error.message);
   const parsedFields = fields.parse(fieldSelector);
   if (!parsedFields.ok) throw newBadRequest(parsedFields.error.message);
-  if (supportedFields) {
-    const unsupported = parsedFields.value.requirements.find((r) => !supportedFields.includes(r.field));
-    if (unsupported) throw newBadRequest(`field label not supported: ${unsupported.field}`);
+  let fieldSel = parsedFields.value;
+  if (convertFieldLabel) {
+    const requirements = fieldSel.requirements.map((r) => {
+      const field = convertFieldLabel(r.field);
+      if (field === undefined) throw newBadRequest(fieldLabelNotSupportedMessage(r.field));
+      return { ...r, field };
+    });
+    fieldSel = { requirements };
   }
-  return predicateFor(parsedLabels.value, parsedFields.value, getAttrs);
+  return predicateFor(parsedLabels.value, fieldSel, getAttrs);
 }
 
 export function predicateFor(

@@ -26,7 +26,7 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import { tooLargeResourceVersion, tooOldResourceVersion } from "./errors.ts";
+import { newTooLargeResourceVersionError, tooOldResourceVersion } from "./errors.ts";
 
 /** Upstream's defaultLowerBoundCapacity: the ring's size when history is quiet. */
 export const defaultWatchCacheCapacity = 100;
@@ -172,7 +172,7 @@ export class WatchCache {
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(tooLargeResourceVersion(rv, this.resourceVersion, resourceVersionTooHighRetrySeconds));
+        reject(newTooLargeResourceVersionError(rv, this.resourceVersion, resourceVersionTooHighRetrySeconds));
       }, timeoutMs);
       this.waiters.push(waiter);
     });

@@ -2,12 +2,13 @@
  * Exercise: label selectors — decide which objects a selector picks, and read its string form.
  *
  * The types, the tokenizer and the validation helpers are the course's own, imported from
- * code/api/labels.ts; you write the matching and the parser. README.md has the rules and the
- * error messages to use.
+ * code/api/labels.ts and code/api/label-selector-parser.ts; you write the matching and the
+ * parser. README.md has the rules and the error messages to use.
  *
- * Helpers you may import from the same module: `tokenize(selector)` cuts the string into
- * tokens; `newRequirement(key, operator, values)` builds one requirement and validates it;
- * `validateLabelKey(key)` checks a key as the parser must; `SelectorError` is the error type.
+ * Helpers you may import: from code/api/label-selector-parser.ts, `tokenize(selector)` cuts the
+ * string into tokens; from code/api/labels.ts, `newRequirement(key, operator, values)` builds one
+ * requirement and validates it, `validateLabelKey(key)` checks a key as the parser must, and
+ * `SelectorError` is the error type.
  */
 import type { Labels, Requirement, Result, Selector } from "../../../code/api/labels.ts";
 

@@ -7,7 +7,7 @@
  * the rules.
  *
  * Helpers you may import:
- * - `encodeObject(obj)` / `decodeObject(value, rev)` from code/apiserver/storage/etcd3-store.ts:
+ * - `encodeObject(obj)` / `decodeObject(value, rev)` from code/apiserver/storage/api-object-versioner.ts:
  *   the object as stored (JSON without resourceVersion), and back with resourceVersion = rev;
  * - `checkPreconditions(gr, key, obj, preconditions)` and `nameOfKey(key)` from
  *   code/apiserver/storage/errors.ts: the 409 Conflict to throw, or undefined;

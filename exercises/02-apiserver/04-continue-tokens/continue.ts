@@ -8,7 +8,8 @@
  *
  * Helpers you may import:
  * - from code/apiserver/storage/etcd3-store.ts: `prefixRangeEnd(bytes)` (the end of a prefix
- *   range) and `decodeObject(value, rev)` (a stored value as an object at resourceVersion rev);
+ *   range); from code/apiserver/storage/api-object-versioner.ts: `decodeObject(value, rev)` (a
+ *   stored value as an object at resourceVersion rev);
  * - from code/apiserver/storage/etcd-client.ts: `isCompactedError(e)`;
  * - from code/apiserver/storage/errors.ts: `inconsistentContinue` (the 410's message);
  * - from code/apiserver/errors.ts: `newBadRequest(message)`, `newResourceExpired(message)`;

@@ -1,5 +1,6 @@
 // Mistake: `!x=a` is accepted as `x!=a`, instead of rejected: `!` makes a complete `!key` requirement.
-import { parse as courseParse, type Result, type Selector } from "../../../code/api/labels.ts";
+import { parse as courseParse } from "../../../code/api/label-selector-parser.ts";
+import type { Result, Selector } from "../../../code/api/labels.ts";
 
 export { matches, selectorMatches } from "../../../code/api/labels.ts";
 

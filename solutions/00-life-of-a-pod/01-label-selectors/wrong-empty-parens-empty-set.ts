@@ -1,5 +1,6 @@
 // Mistake: `x in ()` is read as the empty set (and rejected) instead of the set holding "".
-import { parse as courseParse, type Result, type Selector, SelectorError } from "../../../code/api/labels.ts";
+import { parse as courseParse } from "../../../code/api/label-selector-parser.ts";
+import { type Result, type Selector, SelectorError } from "../../../code/api/labels.ts";
 
 export { matches, selectorMatches } from "../../../code/api/labels.ts";
 

@@ -7,9 +7,9 @@
 // done wrong: it builds its guaranteedUpdate with `guaranteedUpdateWith({ ...reference, <step> })`.
 import type { KubeObject } from "../../../code/api/meta.ts";
 import { type GroupResource, newNotFound } from "../../../code/apiserver/errors.ts";
+import { decodeObject, encodeObject } from "../../../code/apiserver/storage/api-object-versioner.ts";
 import { checkPreconditions, nameOfKey } from "../../../code/apiserver/storage/errors.ts";
 import type { EtcdClient } from "../../../code/apiserver/storage/etcd-client.ts";
-import { decodeObject, encodeObject } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { Preconditions, UpdateFunc } from "../../../code/apiserver/storage/interfaces.ts";
 import type { Compare, RangeResponse, TxnResponse } from "../../../code/store/etcdserverpb/rpc.ts";
 

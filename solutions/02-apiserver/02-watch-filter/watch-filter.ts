@@ -1,7 +1,7 @@
 // The reference answer, written out in the two steps README.md's table is made of. The course's
-// own watch cache decides the same in CacheWatcher.convert, code/apiserver/storage/cacher.ts
-// (region convert), for every client watch on every change (there it also skips keys outside the
-// watch's scope).
+// own watch cache decides the same in CacheWatcher.convertToWatchEvent,
+// code/apiserver/storage/cache-watcher.ts (region convert), for every client watch on every
+// change (there it also skips keys outside the watch's scope).
 //
 // A recorded mistake next to this file (wrong-*.ts) is this answer with one step done wrong: it
 // builds its convertToWatchEvent with `watchFilter({ ...reference, <step> })`.

@@ -8,6 +8,7 @@
 // this answer with one step done wrong: it builds the functions from `{ ...reference, <step> }`.
 import { posix } from "node:path";
 import { newBadRequest, newResourceExpired } from "../../../code/apiserver/errors.ts";
+import { decodeObject } from "../../../code/apiserver/storage/api-object-versioner.ts";
 import {
   ErrEmptyStartKey,
   ErrGenericInvalidKey,
@@ -16,7 +17,7 @@ import {
 } from "../../../code/apiserver/storage/continue.ts";
 import { inconsistentContinue } from "../../../code/apiserver/storage/errors.ts";
 import { type EtcdClient, isCompactedError } from "../../../code/apiserver/storage/etcd-client.ts";
-import { decodeObject, prefixRangeEnd } from "../../../code/apiserver/storage/etcd3-store.ts";
+import { prefixRangeEnd } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { ListResult } from "../../../code/apiserver/storage/interfaces.ts";
 import type { RangeResponse } from "../../../code/store/etcdserverpb/rpc.ts";
 

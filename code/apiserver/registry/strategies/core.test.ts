@@ -7,6 +7,7 @@ const validation = vi.hoisted(() => ({
   validateCreate: vi.fn(() => []),
   validateUpdate: vi.fn(() => []),
   validateStatusUpdate: vi.fn(() => []),
+  validateNamespaceFinalizeUpdate: vi.fn(() => []),
 }));
 vi.mock("./validation.ts", () => validation);
 
@@ -101,6 +102,16 @@ describe("namespace strategy", () => {
     namespaceStrategy.status?.prepareForUpdate(statusWrite, old);
     expect(statusWrite.spec?.finalizers).toEqual(["kubernetes"]);
     expect(statusWrite.status).toEqual({ phase: "Active" });
+  });
+
+  it("finalize validates with ValidateNamespaceFinalizeUpdate, not the main update rules", () => {
+    const old = ns({ spec: { finalizers: ["kubernetes"] } });
+    const finalized = ns({ spec: { finalizers: [] } });
+    validation.validateUpdate.mockClear();
+    validation.validateNamespaceFinalizeUpdate.mockClear();
+    namespaceFinalizeStrategy.validateUpdate(finalized, old);
+    expect(validation.validateNamespaceFinalizeUpdate).toHaveBeenCalledWith(finalized, old);
+    expect(validation.validateUpdate).not.toHaveBeenCalled();
   });
 
   it("canonicalize labels the namespace with its name", () => {

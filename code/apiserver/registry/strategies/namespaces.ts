@@ -26,7 +26,7 @@ import type { Namespace } from "../../../api/core.ts";
 import type { KubeObject } from "../../../api/meta.ts";
 import type { RESTStrategy } from "../strategy.ts";
 import { baseStrategy, keepFromOld, objectMetaFieldsSet, statusStrategy } from "./helpers.ts";
-import { validateStatusUpdate } from "./validation.ts";
+import { validateNamespaceFinalizeUpdate, validateStatusUpdate } from "./validation.ts";
 
 export const finalizerKubernetes = "kubernetes";
 export const labelMetadataName = "kubernetes.io/metadata.name";
@@ -90,10 +90,15 @@ namespaceStrategy.status = statusStrategy(namespaceStrategy, {
   validateUpdate: validateStatusUpdate,
 });
 
-/** The `finalize` subresource: the namespace controller removes `kubernetes` from spec.finalizers here. */
+/**
+ * The `finalize` subresource: the namespace controller removes `kubernetes` from spec.finalizers
+ * here. Only the status is the stored one's; the rest of the body is written (upstream's
+ * namespaceFinalizeStrategy resets the status alone).
+ */
 export const namespaceFinalizeStrategy: RESTStrategy = statusStrategy(namespaceStrategy, {
   prepareForUpdate(obj, old) {
     keepFromOld(obj, old, "status");
   },
+  validateUpdate: validateNamespaceFinalizeUpdate,
 });
 // #endregion namespace-strategy

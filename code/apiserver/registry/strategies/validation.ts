@@ -17,7 +17,12 @@
  */
 import type { FieldError } from "../../../api/field-errors.ts";
 import type { KubeObject } from "../../../api/meta.ts";
-import { validateObject, validateObjectStatusUpdate, validateObjectUpdate } from "../../../api/validation.ts";
+import {
+  validateNamespaceFinalizeUpdate as validateNamespaceFinalize,
+  validateObject,
+  validateObjectStatusUpdate,
+  validateObjectUpdate,
+} from "../../../api/validation.ts";
 
 /** Validate on create: the kind's rules for a new object. */
 export function validateCreate(obj: KubeObject): FieldError[] {
@@ -35,4 +40,13 @@ export function validateUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
  */
 export function validateStatusUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
   return validateObjectStatusUpdate(obj, old);
+}
+
+/**
+ * Validate a write to a namespace's `finalize` subresource (the strategy has already put the old
+ * status back): ValidateNamespaceFinalizeUpdate — the metadata rules, and every finalizer a
+ * qualified name.
+ */
+export function validateNamespaceFinalizeUpdate(obj: KubeObject, old: KubeObject): FieldError[] {
+  return validateNamespaceFinalize(obj, old);
 }

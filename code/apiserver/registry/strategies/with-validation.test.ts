@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { setDefaults } from "../../../api/defaults.ts";
 import { fieldErrorToString } from "../../../api/field-errors.ts";
 import type { KubeObject } from "../../../api/meta.ts";
-import { strategyFor } from "../strategy.ts";
+import { strategyFor } from "../rest-storage.ts";
 
 // The strategies wired to the real defaults and validation (code/api/), in the order the
 // generic store calls them: defaults, prepareForCreate, validate, canonicalize.

@@ -6,13 +6,16 @@ vi.mock("./strategies/validation.ts", () => ({
   validateCreate: () => [],
   validateUpdate: () => [],
   validateStatusUpdate: () => [],
+  validateNamespaceFinalizeUpdate: () => [],
 }));
 
 // Resources kept in storage go through the generic store and its strategies; the others
 // (SelfSubjectAccessReview: computed, never stored) have their own REST handler.
 const stored = resources.filter((r) => r.stored !== false);
 
-const { strategyFor, convertFieldLabel, fieldLabelNotSupportedMessage } = await import("./strategy.ts");
+const { strategyFor } = await import("./rest-storage.ts");
+const { convertFieldLabel } = await import("./strategy.ts");
+const { fieldLabelNotSupportedMessage } = await import("../storage/selection-predicate.ts");
 const { semanticDeepEqual } = await import("./strategies/helpers.ts");
 
 describe("strategyFor", () => {

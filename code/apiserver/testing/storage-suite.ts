@@ -16,9 +16,9 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { isStatusError, type StatusError } from "../errors.ts";
-import type { StorageBackend } from "./factory.ts";
-import type { Interface, StorageWatchEvent, Watch } from "./interfaces.ts";
-import { everything, newSelectionPredicate } from "./selection-predicate.ts";
+import type { StorageBackend } from "../storage/factory.ts";
+import type { Interface, StorageWatchEvent, Watch } from "../storage/interfaces.ts";
+import { everything, newSelectionPredicate } from "../storage/selection-predicate.ts";
 
 const pods = { group: "", resource: "pods" };
 

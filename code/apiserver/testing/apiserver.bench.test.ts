@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-const bench = join(root, "code", "apiserver", "apiserver.bench.ts");
+const root = fileURLToPath(new URL("../../..", import.meta.url));
+const bench = join(root, "code", "apiserver", "testing", "apiserver.bench.ts");
 const tiny = [
   "--quick",
   "--no-etcd",

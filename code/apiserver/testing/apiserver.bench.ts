@@ -57,7 +57,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type APIServerOptions, startAPIServer } from "./server.ts";
+import { type APIServerOptions, startAPIServer } from "../server.ts";
 
 const etcdBinary = "/usr/bin/etcd";
 const quick = process.argv.includes("--quick");

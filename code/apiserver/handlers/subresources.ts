@@ -1,0 +1,80 @@
+/**
+ * The handlers of the subresources with a kind of their own — `…/deployments/web/scale` (an
+ * autoscaling/v1 Scale), `…/pods/web/binding` (a Binding), `…/pods/web/log` (text) — between the
+ * HTTP request and the subresource's REST in registry/subresources/. Upstream serves them with the
+ * same generic handlers as every resource (handlers/get.go, update.go, patch.go, create.go), over
+ * the subresource's own REST storage (ScaleREST, BindingREST, LogREST).
+ *
+ * Solves: the body of a subresource request is not the parent's kind, so it is decoded as its own
+ * kind (no defaults: a Scale or Binding has none), and the answer is the subresource's object, not
+ * the parent.
+ *
+ * Invariants:
+ * - a PATCH of a Scale applies to the Scale (JSON, merge or strategic merge — Scale has no lists,
+ *   so a strategic merge patch is a merge patch), whose replicas then go to the parent;
+ * - any other patch type is a 415 naming the three that apply.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (PatchResource over ScaleREST: jsonPatcher, smpPatcher)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/update.go (UpdateResource over ScaleREST)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler over BindingREST)
+ * @chapter 02-apiserver
+ */
+import { newUnsupportedMediaTypeError } from "../errors.ts";
+import { parseJSON, parseMediaType } from "../negotiation.ts";
+import { applyJSONPatch } from "../patch/json-patch.ts";
+import { applyMergePatch } from "../patch/merge-patch.ts";
+import { type Binding, createBinding } from "../registry/subresources/binding.ts";
+import { podLog } from "../registry/subresources/log.ts";
+import { getScale, type Scale, updateScale } from "../registry/subresources/scale.ts";
+import { decodeRequestObject } from "./create.ts";
+import { type RequestScope, readBody, writeJSON } from "./rest.ts";
+
+// #region scale
+export async function getScaleResource(scope: RequestScope): Promise<void> {
+  writeJSON(scope.res, 200, await getScale(scope.store, scope.info.namespace, scope.info.name));
+}
+
+export async function updateScaleResource(scope: RequestScope): Promise<void> {
+  const body = await decodeRequestObject(scope, { apiVersion: "autoscaling/v1", kind: "Scale" }, false);
+  const scale = await updateScale(scope.store, scope.info.namespace, scope.info.name, () => body as Scale);
+  writeJSON(scope.res, 200, scale);
+}
+
+/** The patch types a Scale takes, in the order the 415 lists them. */
+const scalePatchTypes = [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  "application/strategic-merge-patch+json",
+];
+
+/** PATCH .../scale: the patch applies to the Scale, whose replicas then go to the parent. */
+export async function patchScaleResource(scope: RequestScope): Promise<void> {
+  const type = parseMediaType(scope.req.headers["content-type"] ?? "").type;
+  const patch = parseJSON(await readBody(scope.req));
+  const scale = await updateScale(scope.store, scope.info.namespace, scope.info.name, (current) => {
+    if (type === scalePatchTypes[0]) return applyJSONPatch(current, patch) as Scale;
+    if (type === scalePatchTypes[1] || type === scalePatchTypes[2]) {
+      return applyMergePatch(current, patch) as Scale;
+    }
+    throw newUnsupportedMediaTypeError(scalePatchTypes);
+  });
+  writeJSON(scope.res, 200, scale);
+}
+// #endregion scale
+
+/** POST .../pods/web/binding: the scheduler's one write (BindingREST.Create); 201 with a Status. */
+export async function createBindingResource(scope: RequestScope): Promise<void> {
+  const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Binding" }, false);
+  writeJSON(
+    scope.res,
+    201,
+    await createBinding(scope.store, scope.info.namespace, scope.info.name, body as Binding),
+  );
+}
+
+/** GET .../pods/web/log: plain text (LogREST.Get). */
+export async function getPodLog(scope: RequestScope): Promise<void> {
+  const text = await podLog(scope.store, scope.info.namespace, scope.info.name);
+  scope.res.writeHead(200, { "Content-Type": "text/plain" });
+  scope.res.end(text);
+}
