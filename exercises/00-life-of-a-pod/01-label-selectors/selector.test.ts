@@ -77,6 +77,16 @@ describe("matching", () => {
       expect(matches(req("x", "lt", ["10"]), { x: "abc" })).toBe(false);
       expect(matches(req("x", "gt", ["1"]), { x: "2.5" })).toBe(false);
     });
+
+    it("reads integers as upstream's strconv.ParseInt does: decimal digits only, 64 bits exact", () => {
+      expect(matches(req("x", "gt", ["4"]), { x: "05" })).toBe(true);
+      // Valid label values, but not integers to ParseInt, though JavaScript's Number() reads them.
+      expect(matches(req("x", "lt", ["1"]), { x: "" })).toBe(false);
+      expect(matches(req("x", "gt", ["5"]), { x: "1e3" })).toBe(false);
+      expect(matches(req("x", "gt", ["5"]), { x: "0x10" })).toBe(false);
+      // Beyond 2^53 a double cannot tell these apart; an int64 can.
+      expect(matches(req("x", "gt", ["9007199254740992"]), { x: "9007199254740993" })).toBe(true);
+    });
   });
 
   describe("selectorMatches: all requirements", () => {

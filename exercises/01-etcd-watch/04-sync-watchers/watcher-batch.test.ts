@@ -66,6 +66,18 @@ describe("newWatcherBatch on its own", () => {
     expect(eb?.moreRev).toBe(4);
   });
 
+  it("counts each watcher's revisions on its own: another watcher's events use up none of its batch", () => {
+    const early = watcher("a", 2);
+    const late = watcher("b", 5);
+    const evs = [ev("a", 2), ev("a", 3), ev("a", 4), ev("b", 5), ev("z", 6), ev("b", 7), ev("b", 8)];
+    const wb = newWatcherBatch(group(early, late), evs, 2);
+    expect(labels(wb.get(early))).toEqual(["a@2", "a@3"]);
+    expect(wb.get(early)?.moreRev).toBe(4);
+    // Revisions 2–4 and 6 are not the late watcher's: its two are 5 and 7.
+    expect(labels(wb.get(late))).toEqual(["b@5", "b@7"]);
+    expect(wb.get(late)?.moreRev).toBe(8);
+  });
+
   it("never splits a revision, however many events it holds", () => {
     const all = watcher(["a", "z"], 1);
     const evs = [ev("a", 2), ev("b", 2), ev("c", 2), ev("a", 3)];

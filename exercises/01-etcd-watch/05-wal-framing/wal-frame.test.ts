@@ -108,6 +108,15 @@ describe("decodeFrame: reading frames back", () => {
     }
   });
 
+  it("hands out a copy of the payload: changing the segment's bytes afterwards leaves the record as it was", () => {
+    const { bytes, starts, crcs } = encodeAll(records);
+    const i = 5; // a record with a 5-byte payload
+    const frame = decodeFrame(bytes, starts[i], crcs[i - 1]);
+    if (!frame.ok) throw new Error(JSON.stringify(frame.problem));
+    bytes.fill(0); // recovery zero-fills a torn tail; a reused buffer is overwritten
+    expect(plain([frame.record])).toEqual(plain([records[i]]));
+  });
+
   it("tells how a frame was cut short: short-length, or short-payload with the crc once it is there", () => {
     const before = encodeFrame(text(2, "before"), 0);
     const last = encodeFrame(text(3, "hello world"), before.crc); // 12 + 19 + 1 padding = 32 bytes

@@ -148,6 +148,41 @@ describe("guaranteedUpdate on a real etcd client", () => {
     expect(dataOf(await store.get(key("cfg")))).toEqual({ a: "other", b: "mine" });
   });
 
+  it("the object's resourceVersion and the compare are the key's own mod_revision, not the store's latest revision", async () => {
+    const created = await store.create(key("cfg"), configMap("cfg", { a: "1" }));
+    // Other keys are written after this one: the store's revision moves on, the key's does not.
+    await store.create(key("other"), configMap("other", { x: "1" }));
+    await store.create(key("another"), configMap("another", { x: "1" }));
+    const seen: (string | undefined)[] = [];
+    const updated = await guaranteedUpdate(client, gr, key("cfg"), {}, (cur) => {
+      seen.push(cur?.metadata.resourceVersion);
+      return { ...(cur as KubeObject), data: { a: "2" } };
+    });
+    expect(seen).toEqual([created.metadata.resourceVersion]);
+    expect(client.txns).toBe(1); // the first compare held: nobody wrote this key
+    expect(client.failedTxns).toBe(0);
+    expect(dataOf(updated)).toEqual({ a: "2" });
+  });
+
+  it("a race lost many times in a row is still retried until the write lands (there is no retry limit)", async () => {
+    await store.create(key("busy"), configMap("busy", { n: "0" }));
+    let tries = 0;
+    const updated = await guaranteedUpdate(client, gr, key("busy"), {}, async (cur) => {
+      const obj = cur as KubeObject;
+      // Somebody else writes the key during each of the first 25 tries.
+      if (++tries <= 25) {
+        await store.guaranteedUpdate(key("busy"), {}, (c) => ({
+          ...(c as KubeObject),
+          data: { n: String(Number(dataOf(c)?.n) + 1) },
+        }));
+      }
+      return { ...obj, data: { ...dataOf(obj), mine: "yes" } };
+    });
+    expect(tries).toBe(26);
+    expect(client.failedTxns).toBe(25);
+    expect(dataOf(updated)).toEqual({ n: "25", mine: "yes" });
+  });
+
   it("a delete and re-create between the read and the write is a lost race too (the key's version starts again; its mod_revision does not)", async () => {
     await store.create(key("cfg"), configMap("cfg", { owner: "old" }, "uid-1"));
     const seen: string[] = [];
@@ -247,6 +282,19 @@ describe("guaranteedUpdate: missing objects and preconditions", () => {
     });
     expect(seen).toEqual([undefined, "theirs"]);
     expect(dataOf(result)).toEqual({ a: "theirs", b: "mine" });
+  });
+
+  it("with ignoreNotFound, an object deleted during the race is no error: tryUpdate runs again with no object, and creates it", async () => {
+    await store.create(key("cfg"), configMap("cfg", { a: "1" }));
+    const seen: (string | undefined)[] = [];
+    const result = await guaranteedUpdate(client, gr, key("cfg"), { ignoreNotFound: true }, async (cur) => {
+      seen.push(dataOf(cur)?.a);
+      if (seen.length === 1) await store.delete(key("cfg"));
+      return cur ? { ...cur, data: { a: "2" } } : configMap("cfg", { a: "created" });
+    });
+    expect(seen).toEqual(["1", undefined]);
+    expect(dataOf(result)).toEqual({ a: "created" });
+    expect(dataOf(await store.get(key("cfg")))).toEqual({ a: "created" });
   });
 
   it("an object deleted during the race is 404 NotFound on the retry", async () => {

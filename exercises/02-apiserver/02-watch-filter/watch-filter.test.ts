@@ -176,9 +176,19 @@ describe("convertToWatchEvent for a label selector (app=web)", () => {
     expect(out?.type).toBe("DELETED");
     expect(ev).toEqual(snapshot);
     // …and what it hands out is the watcher's own copy.
-    const kept = convertToWatchEvent(change("MODIFIED", 22, pod("web", 22), pod("web", 21)), byLabel);
+    const stays = change("MODIFIED", 22, pod("web", 22), pod("web", 21));
+    const staysSnapshot = structuredClone(stays);
+    const kept = convertToWatchEvent(stays, byLabel);
+    expect(kept?.type).toBe("MODIFIED");
     (kept!.object.metadata.labels as Record<string, string>).app = "changed by a client";
     expect(ev).toEqual(snapshot);
+    expect(stays).toEqual(staysSnapshot);
+    const joins = change("MODIFIED", 23, pod("web", 23), pod("web", 22, { labels: { app: "other" } }));
+    const joinsSnapshot = structuredClone(joins);
+    const added = convertToWatchEvent(joins, byLabel);
+    expect(added?.type).toBe("ADDED");
+    (added!.object.metadata.labels as Record<string, string>).app = "changed by a client";
+    expect(joins).toEqual(joinsSnapshot);
   });
 });
 

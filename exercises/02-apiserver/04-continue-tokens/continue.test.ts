@@ -36,6 +36,14 @@ describe("encodeContinue", () => {
     expect(t).toBe("eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTcsInN0YXJ0IjoiZGVtby9-Y2FjaGVcdTAwMDAifQ");
     expect(encodeURIComponent(t)).toBe(t);
   });
+
+  it("refuses a key that is not under the prefix (it could only name some other key)", () => {
+    expect(encodeContinue("/registry/pods/a\x00", prefix, 17)).toBe(
+      token('{"v":"meta.k8s.io/v1","rv":17,"start":"a\\u0000"}'),
+    );
+    expect(() => encodeContinue("/registry/secrets/default/db\x00", prefix, 17)).toThrow(Error);
+    expect(() => encodeContinue("/registry/pod\x00", prefix, 17)).toThrow(Error);
+  });
 });
 
 describe("decodeContinue", () => {
@@ -74,8 +82,25 @@ describe("decodeContinue", () => {
     });
   });
 
+  it("checks the version first, then rv, then start — as upstream does", () => {
+    expect(decodeContinue(token('{"v":"meta.k8s.io/v2"}'), prefix)).toEqual({
+      error: `${ErrUnrecognizedEncodedVersion} meta.k8s.io/v2`,
+    });
+    expect(decodeContinue(token("{}"), prefix)).toEqual({ error: `${ErrUnrecognizedEncodedVersion} ` });
+    expect(decodeContinue(token('{"v":"meta.k8s.io/v1"}'), prefix)).toEqual({ error: ErrInvalidStartRV });
+    expect(decodeContinue(token('{"v":"meta.k8s.io/v1","rv":0,"start":""}'), prefix)).toEqual({
+      error: ErrInvalidStartRV,
+    });
+  });
+
   it("refuses what is not base64url, or not JSON", () => {
-    for (const bad of ["%%%", "not a token!", token("{not json")]) {
+    // A good token in the standard alphabet ("+" for "-"), or with "=" padding: Go's RawURLEncoding
+    // refuses both, though Buffer would read them.
+    const good = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MTcsInN0YXJ0IjoiZGVtby9-Y2FjaGVcdTAwMDAifQ";
+    expect(decodeContinue(good, prefix)).toEqual({ key: "/registry/pods/demo/~cache\x00", rv: 17 });
+    const standard = good.replace("-", "+");
+    const padded = `${good}==`;
+    for (const bad of ["%%%", "not a token!", token("{not json"), standard, padded]) {
       const r = decodeContinue(bad, prefix);
       expect(r, bad).toHaveProperty("error");
       expect((r as { error: string }).error.startsWith("continue key is not valid: "), bad).toBe(true);
@@ -174,6 +199,24 @@ describe("listPage on a real etcd client", () => {
     for (const p of [p1, p2, p3]) {
       for (const o of p.items) expect(Number(o.metadata.resourceVersion)).toBeGreaterThan(0);
     }
+    // Each object is at the revision of its own last write, not at the list's revision.
+    for (const o of [...p1.items, ...p2.items, ...p3.items]) {
+      const stored = await store.get(`${prefix}${o.metadata.namespace}/${o.metadata.name}`);
+      expect(o.metadata.resourceVersion, o.metadata.name).toBe(stored?.metadata.resourceVersion);
+      expect(o.metadata.resourceVersion, o.metadata.name).not.toBe(p1.resourceVersion);
+    }
+  });
+
+  it("a last page that is exactly full has no token: etcd says whether more follows, not the page's size", async () => {
+    const all = await listPage(client, prefix, { limit: 7 });
+    expect(all.items).toHaveLength(7);
+    expect(all.continue).toBeUndefined();
+    const real = await store.getList(prefix, { predicate: everything, recursive: true, limit: 7 });
+    expect(real.continue).toBeUndefined();
+    const first = await listPage(client, prefix, { limit: 6 });
+    const last = await listPage(client, prefix, { limit: 1, continue: first.continue });
+    expect(names(last)).toEqual(["kube-system/etcd"]);
+    expect(last.continue).toBeUndefined();
   });
 
   it("every page is read at the first page's revision: writes between pages are not seen", async () => {

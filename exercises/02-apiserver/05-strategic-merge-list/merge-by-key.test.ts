@@ -191,6 +191,21 @@ describe("mergeListByKey with other merge keys", () => {
     );
     expect(out).toEqual([{ containerPort: 443, name: "https", protocol: "TCP" }]);
   });
+
+  it("`$patch: delete` removes every live item with that key, not only the first (a DNS port on TCP and UDP)", () => {
+    const live: JSONMap[] = [
+      { containerPort: 53, protocol: "UDP", name: "dns" },
+      { containerPort: 9153, protocol: "TCP", name: "metrics" },
+      { containerPort: 53, protocol: "TCP", name: "dns-tcp" },
+    ];
+    const out = mergeListByKey(
+      live,
+      [{ containerPort: 53, $patch: "delete" }],
+      "containerPort",
+      mergeShallow,
+    );
+    expect(out).toEqual([{ containerPort: 9153, protocol: "TCP", name: "metrics" }]);
+  });
 });
 
 describe("mergeListByKey agrees with the real PATCH handler's strategic merge (up to the order)", () => {

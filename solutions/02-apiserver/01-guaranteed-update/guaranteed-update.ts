@@ -11,7 +11,12 @@ import { decodeObject, encodeObject } from "../../../code/apiserver/storage/api-
 import { checkPreconditions, nameOfKey } from "../../../code/apiserver/storage/errors.ts";
 import type { EtcdClient } from "../../../code/apiserver/storage/etcd-client.ts";
 import type { Preconditions, UpdateFunc } from "../../../code/apiserver/storage/interfaces.ts";
-import type { Compare, RangeResponse, TxnResponse } from "../../../code/store/etcdserverpb/rpc.ts";
+import type {
+  Compare,
+  RangeResponse,
+  ResponseHeader,
+  TxnResponse,
+} from "../../../code/store/etcdserverpb/rpc.ts";
 
 export const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -30,18 +35,28 @@ export interface ObjState {
   data?: string;
 }
 
+/** Which revision stands for the key as read (the object's resourceVersion, the txn's compare). */
+export type RevisionOf = (kv: RangeResponse["kvs"][number], header: ResponseHeader) => number;
+
 /** The state a range response shows — NotFound for a missing key unless `ignoreNotFound`. */
-export function stateFrom(t: Target, resp: RangeResponse | undefined): ObjState {
+export function stateFrom(
+  t: Target,
+  resp: RangeResponse | undefined,
+  revisionOf: RevisionOf = reference.revisionOf,
+): ObjState {
   const kv = resp?.kvs[0];
   if (!kv) {
     if (!t.ignoreNotFound) throw newNotFound(t.gr, nameOfKey(t.key));
     return { rev: 0, version: 0 };
   }
   const data = new TextDecoder().decode(kv.value);
-  return { obj: decodeObject(data, kv.modRevision), rev: kv.modRevision, version: kv.version, data };
+  const rev = resp ? revisionOf(kv, resp.header) : kv.modRevision;
+  return { obj: decodeObject(data, rev), rev, version: kv.version, data };
 }
 
 export interface GuaranteedUpdateSteps {
+  /** The revision of the key as read, from its key-value and the response's header. */
+  revisionOf: RevisionOf;
   /** Whether the preconditions are checked before try number `attempt` (0 is the first). */
   checksPreconditions(attempt: number): boolean;
   /** Whether `data` needs no write at all. */
@@ -49,10 +64,19 @@ export interface GuaranteedUpdateSteps {
   /** The txn's compare: "the key is still as I read it". */
   stillAsRead(t: Target, state: ObjState): Compare;
   /** After a lost race: the state to try again from. */
-  afterLostRace(t: Target, resp: TxnResponse, state: ObjState): ObjState;
+  afterLostRace(
+    t: Target,
+    resp: TxnResponse,
+    state: ObjState,
+    read: (r?: RangeResponse) => ObjState,
+  ): ObjState;
 }
 
 export const reference: GuaranteedUpdateSteps = {
+  // The key's own last write — not the header's revision, which is the whole store's latest
+  // write (to any key).
+  revisionOf: (kv) => kv.modRevision,
+
   // Every try: after a lost race the object may be another one (deleted and re-created, new uid).
   checksPreconditions: () => true,
 
@@ -64,7 +88,7 @@ export const reference: GuaranteedUpdateSteps = {
   stillAsRead: (t, state) => ({ key: bytes(t.key), target: "MOD", result: "EQUAL", modRevision: state.rev }),
 
   // The failure branch read the key in the same txn: the object as it is now, no extra round trip.
-  afterLostRace: (t, resp) => stateFrom(t, resp.responses[0]?.responseRange),
+  afterLostRace: (_t, resp, _state, read) => read(resp.responses[0]?.responseRange),
 };
 
 /** The exercise's function, made of `step`. */
@@ -77,7 +101,8 @@ export function guaranteedUpdateWith(step: GuaranteedUpdateSteps) {
     tryUpdate: UpdateFunc,
   ): Promise<KubeObject> {
     const t: Target = { gr, key, ignoreNotFound: opts.ignoreNotFound ?? false };
-    let state = stateFrom(t, await client.range({ key: bytes(key) }));
+    const read = (resp?: RangeResponse) => stateFrom(t, resp, step.revisionOf);
+    let state = read(await client.range({ key: bytes(key) }));
     for (let attempt = 0; ; attempt++) {
       if (step.checksPreconditions(attempt)) {
         const preconditionError = checkPreconditions(gr, key, state.obj, opts.preconditions);
@@ -92,7 +117,7 @@ export function guaranteedUpdateWith(step: GuaranteedUpdateSteps) {
         failure: [{ requestRange: { key: bytes(key) } }],
       });
       if (resp.succeeded) return decodeObject(data, resp.header.revision);
-      state = step.afterLostRace(t, resp, state);
+      state = step.afterLostRace(t, resp, state, read);
     }
   };
 }

@@ -28,12 +28,20 @@ export { ErrEmptyStartKey, ErrGenericInvalidKey, ErrInvalidStartRV, ErrUnrecogni
 export interface ContinueSteps {
   /** The token's text for its JSON. */
   tokenText(json: string): string;
-  /** The token's `start` for the key the next page starts at. */
+  /** A token's JSON, back from its text — undefined for text that is not (unpadded) base64url. */
+  jsonOf(token: string): string | undefined;
+  /** Why decoded fields are refused, checked in upstream's order — or undefined when they hold. */
+  fieldsError(v: unknown, rv: unknown, start: unknown): string | undefined;
+  /** The token's `start` for the key the next page starts at (an Error for a key not under keyPrefix). */
   startOf(key: string, keyPrefix: string): string;
   /** The key a decoded `start` names — or why it is refused. */
   keyOf(start: string, keyPrefix: string): { key: string } | { error: string };
   /** The key the next page starts at, after a page that ended at `lastKey`. */
   nextStart(lastKey: string): string;
+  /** Whether a page needs a token for the next one. */
+  hasMore(resp: RangeResponse, limit: number): boolean;
+  /** The resourceVersion of an object on a page read at `listRv`. */
+  itemRevision(modRevision: number, listRv: number): number;
   /** The revision a page was read at: `tokenRv` (0 for a read at the newest) and etcd's answer. */
   listRevision(tokenRv: number, resp: RangeResponse): number;
   /** The revision in the fresh token of a 410, for a token whose revision `rv` was compacted. */
@@ -44,8 +52,25 @@ export const reference: ContinueSteps = {
   // Go's base64.RawURLEncoding: the URL-safe alphabet, no "=" padding — what Buffer calls base64url.
   tokenText: (json) => Buffer.from(json, "utf8").toString("base64url"),
 
+  // Buffer skips characters that are not base64url, and "=" padding; Go's RawURLEncoding refuses them.
+  jsonOf: (token) =>
+    /^[A-Za-z0-9_-]*$/.test(token) ? Buffer.from(token, "base64url").toString("utf8") : undefined,
+
+  // The version first (a token of another version may mean anything by rv and start), then rv, then start.
+  fieldsError(v, rv, start) {
+    if (v !== "meta.k8s.io/v1") return `${ErrUnrecognizedEncodedVersion} ${String(v ?? "")}`;
+    if (typeof rv !== "number" || !Number.isInteger(rv) || rv === 0) return ErrInvalidStartRV;
+    if (typeof start !== "string" || start === "") return ErrEmptyStartKey;
+    return undefined;
+  },
+
   // Relative to the list's prefix: the token cannot name a key of another resource.
-  startOf: (key, keyPrefix) => key.slice(keyPrefix.length),
+  startOf(key, keyPrefix) {
+    if (!key.startsWith(keyPrefix)) {
+      throw new Error("unable to encode next field: the key and key prefix do not match");
+    }
+    return key.slice(keyPrefix.length);
+  },
 
   // path.Clean must leave the start as it is ("/" in front of it): no "..", ".", "//" or trailing "/".
   // What is left is put back under the prefix, whatever it names.
@@ -58,6 +83,12 @@ export const reference: ContinueSteps = {
 
   // lastKey + "\x00" is the smallest key greater than lastKey: the page after starts right after it.
   nextStart: (lastKey) => `${lastKey}\x00`,
+
+  // etcd's own answer: a full page may be the last one.
+  hasMore: (resp) => resp.more,
+
+  // Each object is at the revision of its own last write; the list's revision is the list's.
+  itemRevision: (modRevision) => modRevision,
 
   // header.revision is etcd's newest revision even for a read at an older one: only a read at
   // the newest takes it.
@@ -73,28 +104,24 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 /** The exercise's three functions, made of `step`. */
 export function continueTokens(step: ContinueSteps) {
   function encodeContinue(key: string, keyPrefix: string, rv: number): string {
-    if (!key.startsWith(keyPrefix)) {
-      throw new Error("unable to encode next field: the key and key prefix do not match");
-    }
     // The fields in upstream's order: JSON.stringify keeps an object's insertion order.
     return step.tokenText(JSON.stringify({ v: "meta.k8s.io/v1", rv, start: step.startOf(key, keyPrefix) }));
   }
 
   function decodeContinue(token: string, keyPrefix: string): { key: string; rv: number } | { error: string } {
-    // Buffer skips characters that are not base64url; Go refuses them.
-    if (!/^[A-Za-z0-9_-]*$/.test(token)) return { error: `${ErrGenericInvalidKey}: illegal base64 data` };
+    const json = step.jsonOf(token);
+    if (json === undefined) return { error: `${ErrGenericInvalidKey}: illegal base64 data` };
     let fields: { v?: unknown; rv?: unknown; start?: unknown };
     try {
-      fields = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) ?? {};
+      fields = JSON.parse(json) ?? {};
     } catch (e) {
       return { error: `${ErrGenericInvalidKey}: ${(e as Error).message}` };
     }
     const { v, rv, start } = fields;
-    if (v !== "meta.k8s.io/v1") return { error: `${ErrUnrecognizedEncodedVersion} ${String(v ?? "")}` };
-    if (typeof rv !== "number" || !Number.isInteger(rv) || rv === 0) return { error: ErrInvalidStartRV };
-    if (typeof start !== "string" || start === "") return { error: ErrEmptyStartKey };
-    const named = step.keyOf(start, keyPrefix);
-    return "error" in named ? named : { key: named.key, rv };
+    const error = step.fieldsError(v, rv, start);
+    if (error !== undefined) return { error };
+    const named = step.keyOf(start as string, keyPrefix);
+    return "error" in named ? named : { key: named.key, rv: rv as number };
   }
 
   async function listPage(
@@ -127,10 +154,10 @@ export function continueTokens(step: ContinueSteps) {
     }
     const rv = step.listRevision(tokenRv, resp);
     const page: ListResult = {
-      items: resp.kvs.map((kv) => decodeObject(kv.value, kv.modRevision)),
+      items: resp.kvs.map((kv) => decodeObject(kv.value, step.itemRevision(kv.modRevision, rv))),
       resourceVersion: String(rv),
     };
-    if (resp.more) {
+    if (step.hasMore(resp, opts.limit)) {
       const lastKey = text(resp.kvs[resp.kvs.length - 1].key);
       page.continue = encodeContinue(step.nextStart(lastKey), keyPrefix, rv);
     }

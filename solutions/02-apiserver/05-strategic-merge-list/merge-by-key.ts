@@ -25,6 +25,10 @@ export interface MergeByKeySteps {
   indexOfMatch(list: JSONMap[], item: JSONMap, key: string): number;
   /** What a matched live item becomes. */
   merged(liveItem: JSONMap, patchItem: JSONMap, mergeItem: MergeItem): JSONMap;
+  /** What an unmatched patch item becomes, appended to the result. */
+  appended(patchItem: JSONMap): JSONMap;
+  /** Removes from `list` what a `$patch: delete` item names. */
+  removeDeleted(list: JSONMap[], item: JSONMap, key: string): void;
 }
 
 export const reference: MergeByKeySteps = {
@@ -36,6 +40,14 @@ export const reference: MergeByKeySteps = {
   replacement: (plain) => plain.map((p) => structuredClone(p)),
   indexOfMatch: (list, item, key) => list.findIndex((l) => l[key] === item[key]),
   merged: (liveItem, patchItem, mergeItem) => mergeItem(liveItem, patchItem),
+  // A copy: the result must not share objects with the caller's patch.
+  appended: (patchItem) => structuredClone(patchItem),
+  // Every item with that key goes (none: no change); from the end, so a removal skips nothing.
+  removeDeleted(list, item, key) {
+    for (let i = list.length - 1; i >= 0; i--) {
+      if (list[i][key] === item[key]) list.splice(i, 1);
+    }
+  },
 };
 
 /** The exercise's function, made of `step`. */
@@ -60,10 +72,7 @@ export function mergeByKey(step: MergeByKeySteps) {
         plain.push(item);
       } else if (item.$patch === "delete") {
         requireKey(item);
-        // Every item with that key goes (none: no change); from the end, so a removal skips nothing.
-        for (let i = result.length - 1; i >= 0; i--) {
-          if (result[i][key] === item[key]) result.splice(i, 1);
-        }
+        step.removeDeleted(result, item, key);
       } else if (item.$patch === "replace") {
         replace = true;
       }
@@ -75,7 +84,7 @@ export function mergeByKey(step: MergeByKeySteps) {
       requireKey(item);
       const i = step.indexOfMatch(result, item, key);
       if (i >= 0) result[i] = step.merged(result[i], item, mergeItem);
-      else result.push(structuredClone(item));
+      else result.push(step.appended(item));
     }
     return result;
   };
