@@ -1,11 +1,16 @@
 // The bad-input fuzz (testing/fuzz.ts): seeded malformed requests against one API server on the
 // embedded store; any 5xx, reset connection or non-Status error fails, with the seed to replay.
-// FUZZ_SEED picks the seed (default: a new one each run), FUZZ_COUNT the number of requests.
+// FUZZ_SEED picks the seed (default: a fixed one; `random` for a new one each run), FUZZ_COUNT the
+// number of requests.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type APIServer, startAPIServer } from "./server.ts";
 import { describeFailure, fuzz } from "./testing/fuzz.ts";
 
-const seed = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+// A fixed default seed keeps `npm test` repeatable; FUZZ_SEED=random explores a new one each run.
+const seed =
+  process.env.FUZZ_SEED === "random"
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env.FUZZ_SEED ?? 2016402119);
 const count = Number(process.env.FUZZ_COUNT ?? 200);
 
 let server: APIServer;

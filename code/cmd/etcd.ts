@@ -111,7 +111,7 @@ const etcd = command({
       maxRequestBytes: f["max-request-bytes"],
       // etcd replaces 0 with its default (and logs a warning).
       snapshotCount: f["snapshot-count"] === 0 ? defaultSnapshotCount : f["snapshot-count"],
-      mendAuthority: f["mend-authority"],
+      mendAuthority: given.has("mend-authority") ? f["mend-authority"] : undefined,
     };
   },
   // Logs go to stderr as zap's JSON lines; embed logs the ready line itself, as etcd's serve.go does.
