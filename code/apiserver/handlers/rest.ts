@@ -34,6 +34,7 @@ import {
   newRequestEntityTooLargeError,
 } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
+import { canonicalJSON } from "../patch/json-value.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
 import { convertToTable } from "../printers/printers.ts";
 import { setIncludeObject, type Table } from "../printers/table.ts";
@@ -210,14 +211,6 @@ export function trackManagedFields(
   return tracked;
 }
 
-/** JSON with sorted keys, undefined fields left out: equal objects give equal strings. */
-export function canonicalJSON(v: unknown): string {
-  return JSON.stringify(v, (_k, val) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
-      : val,
-  );
-}
 // #endregion managed-fields
 
 // #region query
