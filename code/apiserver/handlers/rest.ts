@@ -24,7 +24,7 @@
  * @chapter 02-apiserver
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { notSupported } from "../../api/field-errors.ts";
+import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
 import {
   isStatusError,
@@ -223,13 +223,16 @@ export function intParam(query: URLSearchParams, name: string): number | undefin
   return n;
 }
 
-/** `?dryRun=All`: do everything but write (ValidateDryRun: All is the only value). */
+/** ValidateDryRun: "All" is the only value (none: a real write). */
+export function validateDryRun(values: readonly string[]): FieldError[] {
+  return values.some((v) => v !== "All") ? [notSupported("dryRun", values, ["All"])] : [];
+}
+
+/** `?dryRun=All`: do everything but write. */
 export function dryRunParam(query: URLSearchParams, optionsKind: string): boolean {
   const values = query.getAll("dryRun");
-  const bad = values.find((v) => v !== "All");
-  if (bad !== undefined) {
-    throw newInvalid("meta.k8s.io", optionsKind, "", [notSupported("dryRun", values, ["All"])]);
-  }
+  const errs = validateDryRun(values);
+  if (errs.length > 0) throw newInvalid("meta.k8s.io", optionsKind, "", errs);
   return values.length > 0;
 }
 
