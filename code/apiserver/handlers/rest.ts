@@ -26,13 +26,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
-import {
-  isStatusError,
-  newBadRequest,
-  newInternalError,
-  newInvalid,
-  newRequestEntityTooLargeError,
-} from "../errors.ts";
+import { errorToAPIStatus, newBadRequest, newInvalid, newRequestEntityTooLargeError } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { canonicalJSON } from "../patch/json-value.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
@@ -112,13 +106,6 @@ export function writeJSON(
   res.end(text);
 }
 
-/** Any failure as a Status: StatusErrors as they are, anything else as a 500. */
-export function toStatus(e: unknown): Status {
-  if (isStatusError(e)) return e.status;
-  const message = e instanceof Error ? e.message : String(e);
-  return newInternalError(message).status;
-}
-
 /**
  * Answers a failure as a Status. Once the headers are out (a watch), a second status line is
  * impossible: the connection is cut, and the client sees its stream end (a reflector watches again).
@@ -128,7 +115,8 @@ export function writeError(res: ServerResponse, e: unknown): void {
     res.destroy();
     return;
   }
-  const status = toStatus(e);
+  // ErrorToAPIStatus: a StatusError as it is, anything else a 500 with the error's text.
+  const status = errorToAPIStatus(e).status;
   writeJSON(res, status.code, status);
 }
 
@@ -140,7 +128,7 @@ export function writeObject(scope: RequestScope, code: number, obj: KubeObject |
   }
   const typed = withTypeMeta(obj as KubeObject, scope.resource);
   if (scope.output.as === "table") {
-    writeJSON(scope.res, code, toTable(scope, [typed], { resourceVersion: typed.metadata.resourceVersion }));
+    writeJSON(scope.res, code, asTable(scope, [typed], { resourceVersion: typed.metadata.resourceVersion }));
     return;
   }
   writeJSON(scope.res, code, typed);
@@ -149,10 +137,10 @@ export function writeObject(scope: RequestScope, code: number, obj: KubeObject |
 
 // #region as-table
 /**
- * Objects → Table from the resource's printer. `includeObject`: None (no object), Metadata (the
- * default: a PartialObjectMetadata), Object (the whole object).
+ * asTable: objects → Table from the resource's printer. `includeObject`: None (no object),
+ * Metadata (the default: a PartialObjectMetadata), Object (the whole object).
  */
-export function toTable(scope: RequestScope, objs: KubeObject[], listMeta: ListMeta): Table {
+export function asTable(scope: RequestScope, objs: KubeObject[], listMeta: ListMeta): Table {
   const include = scope.query.get("includeObject") ?? "Metadata";
   if (include !== "None" && include !== "Metadata" && include !== "Object") {
     throw newBadRequest(
