@@ -23,7 +23,7 @@ import { type FieldError, invalid, notSupported } from "../../api/field-errors.t
 import { newBadRequest, newInvalid } from "../errors.ts";
 import { parseJSON } from "../negotiation.ts";
 import type { DeleteOptions } from "../registry/delete.ts";
-import { boolParam, intParam, type RequestScope, readBody, writeObject } from "./rest.ts";
+import { boolParam, intParam, type RequestScope, readBody, validateDryRun, writeObject } from "./rest.ts";
 
 // #region delete-handler
 export async function deleteResource(scope: RequestScope): Promise<void> {
@@ -92,9 +92,7 @@ export async function readDeleteOptions(scope: RequestScope): Promise<DeleteOpti
       ),
     );
   }
-  if (options.dryRun?.some((d) => d !== "All")) {
-    errs.push(notSupported("dryRun", options.dryRun, ["All"]));
-  }
+  errs.push(...validateDryRun(options.dryRun ?? []));
   if (errs.length > 0) throw newInvalid("meta.k8s.io", "DeleteOptions", "", errs);
   return options;
 }

@@ -22,7 +22,7 @@ import type { KubeList } from "../../api/meta.ts";
 import { newInvalid } from "../errors.ts";
 import type { ListParams } from "../registry/store.ts";
 import { apiVersionOf } from "../resources.ts";
-import { intParam, type RequestScope, toTable, withTypeMeta, writeJSON } from "./rest.ts";
+import { asTable, intParam, type RequestScope, withTypeMeta, writeJSON } from "./rest.ts";
 
 // #region list-handler
 export async function listResource(scope: RequestScope): Promise<void> {
@@ -33,7 +33,7 @@ export async function listResource(scope: RequestScope): Promise<void> {
   if (result.continue) metadata.continue = result.continue;
   if (result.remainingItemCount !== undefined) metadata.remainingItemCount = result.remainingItemCount;
   if (scope.output.as === "table") {
-    writeJSON(scope.res, 200, toTable(scope, items, metadata));
+    writeJSON(scope.res, 200, asTable(scope, items, metadata));
     return;
   }
   const list: KubeList = {

@@ -24,16 +24,11 @@
  * @chapter 02-apiserver
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { notSupported } from "../../api/field-errors.ts";
+import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
-import {
-  isStatusError,
-  newBadRequest,
-  newInternalError,
-  newInvalid,
-  newRequestEntityTooLargeError,
-} from "../errors.ts";
+import { errorToAPIStatus, newBadRequest, newInvalid, newRequestEntityTooLargeError } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
+import { canonicalJSON } from "../patch/json-value.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
 import { convertToTable } from "../printers/printers.ts";
 import { setIncludeObject, type Table } from "../printers/table.ts";
@@ -113,13 +108,6 @@ export function writeJSON(
   res.end(bytes);
 }
 
-/** Any failure as a Status: StatusErrors as they are, anything else as a 500. */
-export function toStatus(e: unknown): Status {
-  if (isStatusError(e)) return e.status;
-  const message = e instanceof Error ? e.message : String(e);
-  return newInternalError(message).status;
-}
-
 /**
  * Answers a failure as a Status. Once the headers are out (a watch), a second status line is
  * impossible: the connection is cut, and the client sees its stream end (a reflector watches again).
@@ -129,7 +117,8 @@ export function writeError(res: ServerResponse, e: unknown): void {
     res.destroy();
     return;
   }
-  const status = toStatus(e);
+  // ErrorToAPIStatus: a StatusError as it is, anything else a 500 with the error's text.
+  const status = errorToAPIStatus(e).status;
   writeJSON(res, status.code, status);
 }
 
@@ -141,7 +130,7 @@ export function writeObject(scope: RequestScope, code: number, obj: KubeObject |
   }
   const typed = withTypeMeta(obj as KubeObject, scope.resource);
   if (scope.output.as === "table") {
-    writeJSON(scope.res, code, toTable(scope, [typed], { resourceVersion: typed.metadata.resourceVersion }));
+    writeJSON(scope.res, code, asTable(scope, [typed], { resourceVersion: typed.metadata.resourceVersion }));
     return;
   }
   writeJSON(scope.res, code, typed);
@@ -150,10 +139,10 @@ export function writeObject(scope: RequestScope, code: number, obj: KubeObject |
 
 // #region as-table
 /**
- * Objects → Table from the resource's printer. `includeObject`: None (no object), Metadata (the
- * default: a PartialObjectMetadata), Object (the whole object).
+ * asTable: objects → Table from the resource's printer. `includeObject`: None (no object),
+ * Metadata (the default: a PartialObjectMetadata), Object (the whole object).
  */
-export function toTable(scope: RequestScope, objs: KubeObject[], listMeta: ListMeta): Table {
+export function asTable(scope: RequestScope, objs: KubeObject[], listMeta: ListMeta): Table {
   const include = scope.query.get("includeObject") ?? "Metadata";
   if (include !== "None" && include !== "Metadata" && include !== "Object") {
     throw newBadRequest(
@@ -212,14 +201,6 @@ export function trackManagedFields(
   return tracked;
 }
 
-/** JSON with sorted keys, undefined fields left out: equal objects give equal strings. */
-export function canonicalJSON(v: unknown): string {
-  return JSON.stringify(v, (_k, val) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
-      : val,
-  );
-}
 // #endregion managed-fields
 
 // #region query
@@ -232,13 +213,16 @@ export function intParam(query: URLSearchParams, name: string): number | undefin
   return n;
 }
 
-/** `?dryRun=All`: do everything but write (ValidateDryRun: All is the only value). */
+/** ValidateDryRun: "All" is the only value (none: a real write). */
+export function validateDryRun(values: readonly string[]): FieldError[] {
+  return values.some((v) => v !== "All") ? [notSupported("dryRun", values, ["All"])] : [];
+}
+
+/** `?dryRun=All`: do everything but write. */
 export function dryRunParam(query: URLSearchParams, optionsKind: string): boolean {
   const values = query.getAll("dryRun");
-  const bad = values.find((v) => v !== "All");
-  if (bad !== undefined) {
-    throw newInvalid("meta.k8s.io", optionsKind, "", [notSupported("dryRun", values, ["All"])]);
-  }
+  const errs = validateDryRun(values);
+  if (errs.length > 0) throw newInvalid("meta.k8s.io", optionsKind, "", errs);
   return values.length > 0;
 }
 

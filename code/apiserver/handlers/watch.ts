@@ -35,11 +35,11 @@
  */
 import type { ServerResponse } from "node:http";
 import type { KubeObject, Status } from "../../api/meta.ts";
-import { isStatusError } from "../errors.ts";
+import { errorToAPIStatus, isStatusError } from "../errors.ts";
 import { apiVersionOf } from "../resources.ts";
 import { CacheWatcher } from "../storage/cache-watcher.ts";
 import type { StorageWatchEvent, Watch } from "../storage/interfaces.ts";
-import { boolParam, intParam, type RequestScope, toStatus, toTable, withTypeMeta } from "./rest.ts";
+import { asTable, boolParam, intParam, type RequestScope, withTypeMeta } from "./rest.ts";
 
 /** Upstream's --min-request-timeout default: 1800 seconds. */
 export const minRequestTimeoutSeconds = 1800;
@@ -62,7 +62,7 @@ export async function watchResource(scope: RequestScope): Promise<void> {
     // Too old a resourceVersion is told inside the stream (410 as an ERROR event); anything
     // else (a bad selector) is an ordinary error answer.
     if (!(isStatusError(e) && e.code === 410)) throw e;
-    startError = toStatus(e);
+    startError = errorToAPIStatus(e).status;
   }
 
   res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private" });
@@ -87,7 +87,7 @@ export async function watchResource(scope: RequestScope): Promise<void> {
       if (out.backedUp) await out.drained();
     }
   } catch (e) {
-    out.push(`${JSON.stringify({ type: "ERROR", object: toStatus(e) })}\n`);
+    out.push(`${JSON.stringify({ type: "ERROR", object: errorToAPIStatus(e).status })}\n`);
   } finally {
     clearTimeout(timer);
     res.off("close", onClose);
@@ -173,11 +173,11 @@ function eventEncoder(scope: RequestScope): (event: StorageWatchEvent) => Buffer
   const withKind = (o: KubeObject) => withTypeMeta(o, resource);
   return (event) => {
     if (event.type === "ERROR") return `${JSON.stringify({ type: "ERROR", object: event.object })}\n`;
-    const asTable = scope.output.as === "table" && event.type !== "BOOKMARK";
-    if (event.cachingObject && !asTable)
+    const wantTable = scope.output.as === "table" && event.type !== "BOOKMARK";
+    if (event.cachingObject && !wantTable)
       return event.cachingObject.watchLine(event.type, encoderId, withKind);
     const obj = withTypeMeta(event.object as KubeObject, resource);
-    const object = asTable ? toTable(scope, [obj], { resourceVersion: obj.metadata.resourceVersion }) : obj;
+    const object = wantTable ? asTable(scope, [obj], { resourceVersion: obj.metadata.resourceVersion }) : obj;
     return `${JSON.stringify({ type: event.type, object })}\n`;
   };
 }

@@ -32,7 +32,7 @@
 
 import { newBadRequest, newRequestEntityTooLargeError } from "../errors.ts";
 import { newUnprocessableEntity } from "./errors.ts";
-import { jsonEqual, setOwn } from "./json-value.ts";
+import { jsonEqual, jsonTypeName, setOwn } from "./json-value.ts";
 
 /** One operation as sent; fields are checked when the operation runs, as upstream does. */
 export interface Operation {
@@ -75,20 +75,18 @@ export function applyJSONPatch(doc: unknown, patch: unknown): unknown {
 export function decodePatch(patch: unknown): (Operation | null)[] {
   if (patch === null || patch === undefined) return [];
   if (!Array.isArray(patch)) {
-    throw newBadRequest(`json: cannot unmarshal ${jsonKind(patch)} into Go value of type jsonpatch.Patch`);
+    throw newBadRequest(
+      `json: cannot unmarshal ${jsonTypeName(patch)} into Go value of type jsonpatch.Patch`,
+    );
   }
   for (const op of patch) {
     if (op !== null && (typeof op !== "object" || Array.isArray(op))) {
-      throw newBadRequest(`json: cannot unmarshal ${jsonKind(op)} into Go value of type jsonpatch.Operation`);
+      throw newBadRequest(
+        `json: cannot unmarshal ${jsonTypeName(op)} into Go value of type jsonpatch.Operation`,
+      );
     }
   }
   return patch as (Operation | null)[];
-}
-
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return "array";
-  if (typeof v === "object") return "object";
-  return typeof v; // string, number, boolean — Go says "bool"
 }
 
 // #region operations
@@ -154,7 +152,7 @@ function field(op: Operation, name: "path" | "from"): { value: string } | { err:
     };
   }
   if (typeof v !== "string")
-    return { err: `json: cannot unmarshal ${jsonKind(v)} into Go value of type string` };
+    return { err: `json: cannot unmarshal ${jsonTypeName(v)} into Go value of type string` };
   return { value: v };
 }
 

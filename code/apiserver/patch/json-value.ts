@@ -7,7 +7,10 @@
  *   is Object.prototype, write through `obj[k] = v` and the object's prototype changes; a merge
  *   that then recurses would write into Object.prototype for the whole process. Go maps have no
  *   such key; here every read and write of a client-chosen key goes through getOwn/setOwn;
- * - equality of decoded values (object key order does not matter, list order does).
+ * - equality of decoded values (object key order does not matter, list order does), as a test
+ *   (jsonEqual) or as a canonical text to compare (canonicalJSON);
+ * - Go's decoding errors name the JSON type they met (`cannot unmarshal bool into …`), in Go's
+ *   words, not JavaScript's (jsonTypeName).
  *
  * Invariants:
  * - getOwn never returns an inherited property; setOwn always creates an own, enumerable property.
@@ -48,4 +51,20 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const ak = Object.keys(ao);
   if (ak.length !== Object.keys(bo).length) return false;
   return ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
+}
+
+/** JSON with sorted keys, undefined fields left out: equal objects give equal strings. */
+export function canonicalJSON(v: unknown): string {
+  return JSON.stringify(v, (_k, val) =>
+    val && typeof val === "object" && !Array.isArray(val)
+      ? Object.fromEntries(Object.entries(val).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : val,
+  );
+}
+
+/** The JSON type encoding/json's UnmarshalTypeError names: object, array, string, number, bool. */
+export function jsonTypeName(v: unknown): string {
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "boolean") return "bool";
+  return typeof v; // "object" (null included), "string", "number"
 }

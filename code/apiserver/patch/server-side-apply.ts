@@ -49,7 +49,7 @@ import { parse as parseYAML } from "yaml";
 import type { KubeObject, ManagedFieldsEntry } from "../../api/meta.ts";
 import { newApplyConflict, newBadRequest, type StatusError } from "../errors.ts";
 import { type FieldPath, FieldSet, fieldsToSet, pathString, setToFields } from "./fieldpath.ts";
-import { getOwn, jsonEqual, setOwn } from "./json-value.ts";
+import { getOwn, isJSONObject as isMap, jsonEqual, jsonTypeName, setOwn } from "./json-value.ts";
 import { type FieldMeta, lookupField, lookupKind, type StructMeta } from "./patch-meta.ts";
 
 // #region schema
@@ -86,10 +86,6 @@ const ignoredMetadata = new Set([
   "selfLink",
   "managedFields",
 ]);
-
-function isMap(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 // #region to-field-set
 /**
@@ -269,9 +265,8 @@ export function decodeApplyPatch(body: string): Record<string, unknown> {
   }
   if (obj === null || obj === undefined) return {};
   if (!isMap(obj)) {
-    const kind = Array.isArray(obj) ? "array" : typeof obj === "boolean" ? "bool" : typeof obj;
     throw newBadRequest(
-      `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`,
+      `error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${jsonTypeName(obj)} into Go value of type map[string]interface {}`,
     );
   }
   return obj;

@@ -70,7 +70,7 @@ import {
   interpretStrategicMergePatchError,
   MergePatchError,
 } from "./errors.ts";
-import { setOwn } from "./json-value.ts";
+import { isJSONObject as isMap, jsonTypeName, setOwn } from "./json-value.ts";
 import { lookupField, lookupKind, type StructMeta, splitStrategy } from "./patch-meta.ts";
 
 const directiveMarker = "$patch";
@@ -109,7 +109,7 @@ export function applyStrategicMergePatch(
   if (patch === null || patch === undefined) return structuredClone(doc);
   if (!isMap(patch)) {
     throw newBadRequest(
-      `json: cannot unmarshal ${jsonKind(patch)} into Go value of type map[string]interface {}`,
+      `json: cannot unmarshal ${jsonTypeName(patch)} into Go value of type map[string]interface {}`,
     );
   }
   const original = isMap(doc) ? doc : {};
@@ -132,15 +132,6 @@ export function supportsStrategicMergePatch(apiVersion: string, kind: string): b
  */
 export function strategicMergeMapPatch(original: JSONMap, patch: JSONMap, schema: StructMeta): JSONMap {
   return mergeMap(structuredClone(original), structuredClone(patch), schema, serverOptions);
-}
-
-function isMap(v: unknown): v is JSONMap {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function jsonKind(v: unknown): string {
-  if (Array.isArray(v)) return "array";
-  return typeof v === "boolean" ? "bool" : typeof v;
 }
 
 /** reflect.TypeOf for decoded JSON: what mergeMap compares to decide merge versus replace. */

@@ -48,6 +48,7 @@ import {
   newNotFound,
   optimisticLockErrorMsg,
 } from "../errors.ts";
+import { canonicalJSON } from "../patch/json-value.ts";
 import type { ResourceInfo } from "../resources.ts";
 import { errResourceVersionSetOnCreate } from "../storage/errors.ts";
 import type { Interface, ListResult, SelectionPredicate, Watch } from "../storage/interfaces.ts";
@@ -504,14 +505,5 @@ function copyOrDelete<T extends object>(to: T, from: T, field: keyof T): void {
 /** Equal apart from resourceVersion: the write would change nothing. */
 function sameObject(a: KubeObject, b: KubeObject): boolean {
   const strip = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
-  return canonical(strip(a)) === canonical(strip(b));
-}
-
-/** JSON with sorted keys and no undefined fields, to compare objects regardless of key order. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
-      : val,
-  );
+  return canonicalJSON(strip(a)) === canonicalJSON(strip(b));
 }
