@@ -9,7 +9,7 @@ import {
   type Selector,
 } from "../../../code/api/labels.ts";
 
-export { parse } from "../../../code/api/labels.ts";
+export { parse } from "../../../code/api/label-selector-parser.ts";
 
 export function matches(requirement: Requirement, labels: Labels): boolean {
   const { key, operator, values } = requirement;
