@@ -27,6 +27,9 @@ function headingAnchors(markdown: string): Set<string> {
   let fence = false;
   for (const line of markdown.split("\n")) {
     if (/^\s{0,3}(```|~~~)/.test(line)) fence = !fence;
+    // An explicit anchor (`<a id="…"></a>`) names a place in both GitHub's and the site's rendering,
+    // where a heading's generated anchor differs between them (a heading that starts with a digit).
+    for (const a of fence ? [] : line.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(a[1]);
     const m = !fence && /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
     const text = m[1]
