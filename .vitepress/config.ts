@@ -12,12 +12,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import githubDark from "@shikijs/themes/github-dark";
 import githubLight from "@shikijs/themes/github-light";
-import type { DefaultTheme, MarkdownEnv, MarkdownRenderer } from "vitepress";
-import { withMermaid } from "vitepress-plugin-mermaid";
+import { type DefaultTheme, defineConfig, type MarkdownEnv, type MarkdownRenderer } from "vitepress";
 import { listChapters } from "../scripts/course.ts";
 import { sourceUrl } from "../scripts/source-pages.ts";
+import { diagramFences } from "./diagrams.ts";
 import { onePassDualTheme } from "./highlight.ts";
-import { mermaidAlias, mermaidFromDist } from "./mermaid-assets.ts";
+import { mermaidFromDist } from "./mermaid-assets.ts";
 import { findSnippetRefs, snippetChecks } from "./snippets.ts";
 
 const srcDir = resolve(import.meta.dirname, "..");
@@ -56,7 +56,7 @@ function sidebar(): DefaultTheme.SidebarItem[] {
   ];
 }
 
-export default withMermaid({
+export default defineConfig({
   title: "Kubernetes Under the Hood",
   description: "Read, run and rebuild a working miniature of the Kubernetes control plane.",
   srcDir,
@@ -77,7 +77,10 @@ export default withMermaid({
     ["style", { id: "code-colours" }, highlighting.css],
   ],
   markdown: {
-    config: (md) => snippetChecks(md, srcDir),
+    config: (md) => {
+      snippetChecks(md, srcDir);
+      diagramFences(md);
+    },
     shikiSetup: highlighting.shikiSetup as never,
   },
   transformPageData(pageData) {
@@ -102,7 +105,9 @@ export default withMermaid({
       options: {
         // The index is built from each page's HTML with the tags stripped: the same text without
         // running the highlighter a second (and, as VitePress indexes in both bundles, third) time.
-        _render(src: string, env: MarkdownEnv, md: MarkdownRenderer) {
+        // (Typed against the root markdown-it types; the renderer is VitePress's own markdown-it.)
+        _render(src: string, env: MarkdownEnv, markdownIt) {
+          const md = markdownIt as unknown as MarkdownRenderer;
           // VitePress has one markdown-it for pages and search: the plain highlighter is lent for
           // this (synchronous) render only, so no page can be rendered with it.
           const highlight = md.options.highlight;
@@ -120,12 +125,10 @@ export default withMermaid({
     outline: { level: [2, 3] },
     docFooter: { prev: "Previous", next: "Next" },
   },
-  mermaid: {},
   vite: {
     server: { port: 5173 },
     // Diagrams draw with mermaid's prebuilt build, copied as it is, instead of bundling mermaid's
     // thousands of modules on every build (see mermaid-runtime.ts).
-    resolve: { alias: [mermaidAlias] },
     // (Typed against the root vite; VitePress 1 runs its own vite 5, with the same plugin hooks.)
     plugins: [mermaidFromDist() as never],
   },

@@ -227,6 +227,98 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     }, 60_000);
   }
 
+  // Every diagram of every page, as a reader sees it: in light and dark mode at 1280 px, and on a
+  // phone. A label whose text spills out of its box is clipped (a foreignObject cuts it off) or
+  // runs over the box's edge; text drawn smaller than ~9 px cannot be read unless the diagram can
+  // be opened at full size.
+  const diagramPages = siteEntries().filter((p) => /^```mermaid\s*$/m.test(p.markdown));
+  const modes = [
+    { name: "light-1280", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
+    { name: "dark-1280", viewport: { width: 1280, height: 800 }, colorScheme: "dark" },
+    { name: "light-390", viewport: { width: 390, height: 844 }, colorScheme: "light" },
+  ] as const;
+  const minReadablePx = 9;
+  for (const mode of modes) {
+    it(`draws every diagram legibly (${mode.name}): every label inside its box, no text under ${minReadablePx} px without a full-size view`, async () => {
+      const shots = join(root, ".test-results", "screenshots", "diagrams");
+      mkdirSync(shots, { recursive: true });
+      const context = await browser.newContext({ viewport: mode.viewport, colorScheme: mode.colorScheme });
+      const tab = await context.newPage();
+      const problems: string[] = [];
+      let measured = 0;
+      try {
+        for (const page of diagramPages) {
+          const expected = (page.markdown.match(/^```mermaid\s*$/gm) ?? []).length;
+          await tab.goto(base + page.url, { waitUntil: "load" });
+          await tab.waitForFunction((n) => document.querySelectorAll(".mermaid svg").length >= n, expected, {
+            timeout: 20_000,
+          });
+          // The drawing settles (a diagram is sized to its column once drawn) before it is measured.
+          await tab.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+          expect(await tab.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(
+            mode.colorScheme === "dark",
+          );
+          const reports = await tab.evaluate(measureDiagrams, ".mermaid");
+          expect(reports.length, page.url).toBe(expected);
+          for (const r of reports) {
+            measured++;
+            const where = `${page.url} diagram ${r.index + 1} (${r.kind})`;
+            console.log(
+              `${mode.name} ${where}: ${r.labels} labels, text ${r.minTextPx.toFixed(1)} px as drawn ` +
+                `(${r.naturalMinTextPx} px at full size), ${r.fullSize ? "full-size view offered" : "no full-size view"}`,
+            );
+            for (const o of r.overflowing) problems.push(`${where}: label overflows its box: ${o}`);
+            if (r.labels === 0) problems.push(`${where}: no labels found to measure`);
+            if (r.minTextPx < minReadablePx && !r.fullSize) {
+              problems.push(`${where}: text drawn at ${r.minTextPx.toFixed(1)} px and no full-size view`);
+            }
+            const figure = tab.locator(".mermaid").nth(r.index);
+            await figure.scrollIntoViewIfNeeded();
+            const slug = page.url.replace(/\W+/g, "-").replace(/^-|-$/g, "");
+            await figure.screenshot({ path: join(shots, `${slug}-${r.index + 1}-${mode.name}.png`) });
+            if (r.fullSize) {
+              // The full-size view: the same diagram, every label whole, text at its natural size.
+              await tab.locator(".diagram-open").nth(r.index).click();
+              const dialog = tab.locator("dialog[open] .diagram-full");
+              await dialog.waitFor({ timeout: 5_000 });
+              const [full] = await tab.evaluate(measureDiagrams, "dialog[open] .diagram-full");
+              for (const o of full.overflowing)
+                problems.push(`${where}, full size: label overflows its box: ${o}`);
+              if (full.minTextPx < 12) {
+                problems.push(`${where}, full size: text drawn at ${full.minTextPx.toFixed(1)} px`);
+              }
+              await tab.keyboard.press("Escape");
+              await tab.locator("dialog[open]").waitFor({ state: "detached", timeout: 5_000 });
+            }
+          }
+        }
+        if (mode.name === "light-1280") {
+          // Switching the colour scheme redraws every diagram of the page, again with every label whole.
+          const before = await tab.$$eval(".mermaid svg", (svgs) => svgs.map((s) => s.id));
+          await tab.locator(".VPNavBar .VPSwitchAppearance").first().click();
+          await tab.waitForFunction(
+            (ids) => {
+              const now = [...document.querySelectorAll(".mermaid svg")].map((s) => s.id);
+              return now.length === ids.length && now.every((id, i) => id !== ids[i]);
+            },
+            before,
+            { timeout: 20_000 },
+          );
+          expect(await tab.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(true);
+          for (const r of await tab.evaluate(measureDiagrams, ".mermaid")) {
+            for (const o of r.overflowing)
+              problems.push(`after switching to dark, diagram ${r.index + 1}: ${o}`);
+          }
+        }
+      } finally {
+        await context.close();
+      }
+      console.log(`diagram screenshots in ${shots}`);
+      expect(measured).toBeGreaterThan(0);
+      expect(problems).toEqual([]);
+    }, 120_000);
+  }
+
   it("finds a term from each chapter with the local search", async () => {
     const tab = await browser.newPage();
     try {
@@ -277,3 +369,104 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     expect(overflowing).toEqual([]);
   }, 120_000);
 });
+
+/** One diagram as drawn: its labels that spill out of their boxes, and its smallest text. */
+interface DiagramReport {
+  index: number;
+  kind: string;
+  labels: number;
+  overflowing: string[];
+  /** The smallest text of the diagram in CSS pixels as drawn (its font size times the drawing's scale). */
+  minTextPx: number;
+  /** The same text's font size at the diagram's natural size. */
+  naturalMinTextPx: number;
+  /** Whether the diagram offers a way to open it at full size. */
+  fullSize: boolean;
+}
+
+/**
+ * Runs in the page: measures every diagram under `selector` (each holding one mermaid SVG).
+ * A label is the text of a foreignObject (flowchart and state labels) or an SVG `<text>` that sits
+ * in a box (sequence actors and notes); its box is the node's shape and the foreignObject itself.
+ * The text's extent is measured with a Range over its characters, so a clipped line still counts.
+ */
+function measureDiagrams(selector: string): DiagramReport[] {
+  const tolerance = 1;
+  type Box = { left: number; top: number; right: number; bottom: number };
+  const inside = (a: Box, b: Box) =>
+    a.left >= b.left - tolerance &&
+    a.top >= b.top - tolerance &&
+    a.right <= b.right + tolerance &&
+    a.bottom <= b.bottom + tolerance;
+  const union = (boxes: Box[]): Box | undefined =>
+    boxes.length === 0
+      ? undefined
+      : {
+          left: Math.min(...boxes.map((b) => b.left)),
+          top: Math.min(...boxes.map((b) => b.top)),
+          right: Math.max(...boxes.map((b) => b.right)),
+          bottom: Math.max(...boxes.map((b) => b.bottom)),
+        };
+  const textBox = (el: Element): Box | undefined => {
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    const r = range.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 ? r : undefined;
+  };
+  const describe = (el: Element, text: Box, shape: Box) =>
+    `"${(el.textContent ?? "").trim().slice(0, 40)}" text ${Math.round(text.top)}–${Math.round(text.bottom)} ` +
+    `× ${Math.round(text.left)}–${Math.round(text.right)}, box ${Math.round(shape.top)}–${Math.round(shape.bottom)} ` +
+    `× ${Math.round(shape.left)}–${Math.round(shape.right)}`;
+  return [...document.querySelectorAll(selector)].map((container, index) => {
+    const svg = container.querySelector("svg") as SVGSVGElement;
+    const drawn = svg.getBoundingClientRect();
+    const natural = svg.viewBox.baseVal?.width || drawn.width;
+    const scale = drawn.width / natural;
+    const overflowing: string[] = [];
+    let labels = 0;
+    for (const fo of svg.querySelectorAll("foreignObject")) {
+      const text = textBox(fo);
+      if (!text) continue;
+      labels++;
+      const frame = fo.getBoundingClientRect();
+      if (!inside(text, frame)) overflowing.push(describe(fo, text, frame));
+      const group = fo.closest("g.node, g.cluster");
+      if (!group) continue;
+      const shapes = [...group.querySelectorAll("rect, polygon, path, circle, ellipse")]
+        .filter((s) => !s.closest("foreignObject, g.label, g.cluster-label"))
+        .map((s) => s.getBoundingClientRect())
+        .filter((r) => r.width > 0 && r.height > 0);
+      const shape = union(shapes);
+      if (shape && !inside(text, shape)) overflowing.push(describe(fo, text, shape));
+    }
+    for (const t of svg.querySelectorAll("text")) {
+      const text = textBox(t);
+      if (!text) continue;
+      const cx = (text.left + text.right) / 2;
+      const cy = (text.top + text.bottom) / 2;
+      const box = [...(t.parentElement?.children ?? [])]
+        .filter((c) => c.tagName.toLowerCase() === "rect")
+        .map((c) => c.getBoundingClientRect())
+        .find((r) => r.width > 0 && cx >= r.left && cx <= r.right && cy >= r.top && cy <= r.bottom);
+      labels++;
+      if (box && !inside(text, box)) overflowing.push(describe(t, text, box));
+    }
+    const sizes: number[] = [];
+    for (const el of svg.querySelectorAll("*")) {
+      if (["style", "title", "desc"].includes(el.tagName.toLowerCase())) continue;
+      const ownText = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent?.trim());
+      if (ownText) sizes.push(Number.parseFloat(getComputedStyle(el).fontSize));
+    }
+    const naturalMin = sizes.length ? Math.min(...sizes) : 0;
+    const figure = container.closest(".diagram");
+    return {
+      index,
+      kind: svg.getAttribute("aria-roledescription") ?? "",
+      labels,
+      overflowing,
+      minTextPx: naturalMin * scale,
+      naturalMinTextPx: naturalMin,
+      fullSize: Boolean(figure?.querySelector(".diagram-open")),
+    };
+  });
+}
