@@ -16,6 +16,7 @@ import { findSnippetRefs } from "../.vitepress/snippets.ts";
 import { listChapters, root } from "./course.ts";
 import { describeWithTools } from "./external-tools.ts";
 import { type BuildResult, buildSite, serveSite, siteEntries } from "./site.ts";
+import { sourcePages, sourceUrl } from "./source-pages.ts";
 
 const outDir = mkdtempSync(join(tmpdir(), "course-site-"));
 let build: BuildResult;
@@ -220,6 +221,29 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
         );
         expect(blocks.length).toBeGreaterThanOrEqual(snippets);
         expect(blocks.filter((n) => n === 0).length, "empty code blocks").toBe(0);
+        // Every embedded block says where it comes from, and links that file's annotated page.
+        const captions = await tab.$$eval(".snippet-source", (els) =>
+          els.map((e) => ({
+            text: e.textContent ?? "",
+            href: e.querySelector("a")?.getAttribute("href") ?? null,
+            next: e.nextElementSibling?.className ?? "",
+          })),
+        );
+        const refs = findSnippetRefs(source);
+        expect(captions.length, "a caption above every embedded block").toBe(refs.length);
+        refs.forEach((ref, i) => {
+          const caption = captions[i];
+          const where = `line ${ref.line}: <<< @/${ref.file}#${ref.region}`;
+          expect(caption.text, where).toContain(ref.file);
+          if (ref.region) expect(caption.text, where).toContain(`#${ref.region}`);
+          expect(caption.next, `${where}: the caption sits right above its block`).toMatch(/language-/);
+          if (ref.file.startsWith("code/")) {
+            const url = sourceUrl(ref.file);
+            expect(url, `${where}: the file has an annotated page`).toBeDefined();
+            expect(caption.href, where).toBe(url);
+            expect(existsSync(join(outDir, `${url}.html`)), `${where}: ${url} is built`).toBe(true);
+          }
+        });
         expect(errors).toEqual([]);
       } finally {
         releaseTab(tab);
@@ -318,6 +342,45 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
       expect(problems).toEqual([]);
     }, 120_000);
   }
+
+  it("finds the annotated source pages with the local search, by their prose and by their code", async () => {
+    const page = sourcePages(root).find((p) => p.file.endsWith("/watchable-store.ts"))!;
+    // A word of the file's code that no chapter or doc page uses: only an index that holds the
+    // source pages' code can find it.
+    const pagesText = siteEntries()
+      .filter((e) => !e.url.startsWith("/docs/source/"))
+      .map((e) => e.markdown)
+      .join("\n");
+    const codeOnly = [...new Set(page.markdown.match(/\b[a-z][a-zA-Z]{9,}\b/g) ?? [])].find(
+      (w) => !pagesText.includes(w),
+    );
+    expect(codeOnly, "a word only the code uses").toBeDefined();
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${base}/`, { waitUntil: "load" });
+      for (const term of ["syncWatchers", codeOnly!]) {
+        await tab.locator(".VPNavBarSearch button").first().click();
+        const input = tab.locator(".VPLocalSearchBox input");
+        await input.waitFor({ timeout: 10_000 });
+        await input.fill(term);
+        const hit = tab.locator(
+          `.VPLocalSearchBox a[href^="${page.url}.html"], .VPLocalSearchBox a[href^="${page.url}#"]`,
+        );
+        const found = await hit
+          .first()
+          .waitFor({ timeout: 10_000 })
+          .then(() => true)
+          .catch(() => false);
+        const results = await tab.$$eval(".VPLocalSearchBox a[href]", (as) =>
+          as.map((a) => a.getAttribute("href")),
+        );
+        expect(found, `searching "${term}" lists ${page.url}; it listed ${results.join(", ")}`).toBe(true);
+        await tab.keyboard.press("Escape");
+      }
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
 
   it("finds a term from each chapter with the local search", async () => {
     const tab = await browser.newPage();
