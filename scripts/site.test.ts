@@ -15,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findSnippetRefs } from "../.vitepress/snippets.ts";
 import { listChapters, root } from "./course.ts";
 import { describeWithTools } from "./external-tools.ts";
+import { sourceFiles } from "./headers.ts";
 import { type BuildResult, buildSite, serveSite, siteEntries } from "./site.ts";
-import { sourcePages, sourceUrl } from "./source-pages.ts";
+import { isTestingFile, sourcePages, sourceUrl } from "./source-pages.ts";
 
 const outDir = mkdtempSync(join(tmpdir(), "course-site-"));
 let build: BuildResult;
@@ -244,6 +245,14 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
             expect(existsSync(join(outDir, `${url}.html`)), `${where}: ${url} is built`).toBe(true);
           }
         });
+        // A table's header row says what its columns are; an empty one is a table that should not be.
+        const emptyHeaders = await tab.$$eval(
+          "table thead tr",
+          (rows) =>
+            rows.filter((r) => ![...r.querySelectorAll("th")].some((c) => (c.textContent ?? "").trim()))
+              .length,
+        );
+        expect(emptyHeaders, "tables with an empty header row").toBe(0);
         expect(errors).toEqual([]);
       } finally {
         releaseTab(tab);
@@ -382,6 +391,82 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     }
   }, 60_000);
 
+  it("shows whole-sentence summaries, as markdown, on Read the code and the upstream map", async () => {
+    const tab = await browser.newPage();
+    try {
+      for (const [url, selector] of [
+        ["/docs/source/", ".vp-doc h2 + ul > li"],
+        ["/docs/upstream-map", ".upstream-group tbody tr > td:nth-child(2)"],
+      ] as const) {
+        await tab.goto(base + url, { waitUntil: "load" });
+        const summaries = await tab.$$eval(selector, (els) =>
+          els.map((e) => {
+            const text = (e.textContent ?? "").trim();
+            const at = text.indexOf(" — ");
+            return {
+              text: e.tagName === "LI" && at >= 0 ? text.slice(at + 3) : text,
+              code: e.querySelectorAll("code").length - (e.tagName === "LI" ? 1 : 0),
+            };
+          }),
+        );
+        expect(summaries.length, url).toBeGreaterThan(50);
+        const cut = summaries.filter((s) => !/[.?!:]["”’)]*$/.test(s.text)).map((s) => s.text);
+        expect(cut, `${url}: summaries that stop mid-sentence`).toEqual([]);
+        const raw = summaries.filter((s) => s.text.includes("`")).map((s) => s.text);
+        expect(raw, `${url}: summaries showing raw backticks`).toEqual([]);
+        expect(
+          summaries.filter((s) => s.code > 0).length,
+          `${url}: inline code shown as code`,
+        ).toBeGreaterThan(10);
+      }
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("leaves testing/ folders out of the learner's lists, and lists them apart on the upstream map", async () => {
+    const harnesses = sourceFiles(root).filter(isTestingFile);
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${base}/docs/source/`, { waitUntil: "load" });
+      const listed = await tab.$$eval(".vp-doc a[href^='/docs/source/']", (as) =>
+        as.map((a) => a.getAttribute("href")),
+      );
+      expect(listed.length).toBeGreaterThan(50);
+      expect(listed.filter((h) => h?.includes("/testing/"))).toEqual([]);
+      await tab.goto(`${base}/docs/upstream-map`, { waitUntil: "load" });
+      const rows = await tab.$$eval(".upstream-group", (groups) =>
+        groups.map((g) => ({
+          id: g.querySelector("h2")?.id ?? "",
+          files: [...g.querySelectorAll("tbody tr > td:first-child")].map((td) =>
+            (td.textContent ?? "").trim(),
+          ),
+        })),
+      );
+      const harnessGroup = rows.find((g) => g.id === "testing");
+      for (const g of rows.filter((r) => r.id !== "testing")) {
+        expect(
+          g.files.filter((f) => isTestingFile(f)),
+          `${g.id} lists a harness among the learner's files`,
+        ).toEqual([]);
+      }
+      expect(harnessGroup?.files ?? []).toEqual(harnesses);
+      for (const chapter of listChapters(root)) {
+        await tab.goto(`${base}/chapters/${chapter.dir}/`, { waitUntil: "load" });
+        const boxed = await tab.$$eval(".upstream-box tbody tr > td:first-child", (tds) =>
+          tds.map((td) => td.textContent ?? ""),
+        );
+        expect(
+          boxed.filter((f) => f.includes("testing/")),
+          `${chapter.dir}'s Upstream box`,
+        ).toEqual([]);
+      }
+      console.log(`testing/ files: ${harnesses.length} (${harnesses.join(", ") || "none yet"})`);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
   it("finds a term from each chapter with the local search", async () => {
     const tab = await browser.newPage();
     try {
@@ -404,10 +489,24 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     const shots = join(root, ".test-results", "screenshots");
     mkdirSync(shots, { recursive: true });
     const chapters = listChapters(root);
+    // Source pages whose facts are hardest to fit: the longest unbroken word (a path) and the most text.
+    const longestWord = (p: { markdown: string }) =>
+      Math.max(
+        ...(
+          p.markdown
+            .replace(/<wbr>/g, "")
+            .split("\n\n</div>")[0]
+            .match(/[^\s,<>()[\]]+/g) ?? [""]
+        ).map((w) => w.length),
+      );
+    const source = sourcePages(root);
+    const widest = [...source].sort((a, b) => longestWord(b) - longestWord(a)).slice(0, 3);
+    const kvstore = source.find((p) => p.file.endsWith("/kvstore.ts"))!;
     const sample = [
       { name: "landing", url: "/" },
       ...chapters.map((c) => ({ name: `chapter-${c.number}`, url: `/chapters/${c.dir}/` })),
-      { name: "source-kvstore", url: "/docs/source/store/kvstore" },
+      { name: "source-kvstore", url: kvstore.url },
+      ...widest.map((p, i) => ({ name: `source-widest-${i + 1}`, url: p.url })),
     ];
     const overflowing: string[] = [];
     for (const [device, viewport] of [
@@ -420,7 +519,23 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
           await tab.goto(base + p.url, { waitUntil: "load" });
           const extra = await tab.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
           if (device === "phone" && extra > 0) overflowing.push(`${p.url}: ${extra}px wider than the screen`);
-          if (p.name === "landing" || p.name === "chapter-1" || p.name.startsWith("source")) {
+          if (device === "phone" && p.name.startsWith("source")) {
+            // The facts under the title wrap to the screen: no sideways scrolling inside them either.
+            const facts = await tab.evaluate(() => {
+              const el = document.querySelector(
+                ".vp-doc h1 ~ :is(.source-facts, table)",
+              ) as HTMLElement | null;
+              if (!el) return "no facts";
+              const right = Math.max(
+                ...[...el.querySelectorAll("*")].map((c) => c.getBoundingClientRect().right),
+              );
+              return el.scrollWidth > el.clientWidth + 1 || right > window.innerWidth + 1
+                ? `${el.scrollWidth - el.clientWidth}px wider than their box, reaching ${Math.round(right)}px`
+                : "";
+            });
+            if (facts) overflowing.push(`${p.url} facts: ${facts}`);
+          }
+          if (p.name === "landing" || p.name === "chapter-1" || p.name.startsWith("source-")) {
             await tab.screenshot({ path: join(shots, `${p.name}-${device}.png`) });
           }
         }
