@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { courseMap } from "../.vitepress/course-plan.ts";
 import { findSnippetRefs } from "../.vitepress/snippets.ts";
 import { listChapters, root } from "./course.ts";
 import { describeWithTools } from "./external-tools.ts";
@@ -92,6 +93,64 @@ describe("the course site", () => {
       expect(page, `${chapter.dir}: a mermaid diagram`).toMatch(/^```mermaid$/m);
       expect(page, `${chapter.dir}: an Upstream box from the headers`).toContain(
         `<UpstreamBox chapter="${chapter.dir}" />`,
+      );
+    }
+  });
+
+  it("says which chapters exist and which are coming, as the chapters/ folder has it", () => {
+    const existing = new Set(listChapters(root).map((c) => c.number));
+    const map = courseMap(root);
+    for (const row of map) {
+      expect(row.status, `chapter ${row.number}`).toBe(existing.has(row.number) ? "available" : "coming");
+    }
+    expect(map.filter((r) => r.status === "coming").length, "the plan runs to chapter 8").toBe(
+      9 - existing.size,
+    );
+    // The pages that present the course show the generated map, and their own words never call a
+    // chapter with no folder anything but coming, nor one with a folder coming.
+    const read = (page: string) => readFileSync(join(root, page), "utf8");
+    const mapSection = /^## Map of the course\n([\s\S]*?)^## /m.exec(
+      read("chapters/00-life-of-a-pod/index.md"),
+    )?.[1];
+    const texts = {
+      "index.md": read("index.md"),
+      "docs/getting-started.md": read("docs/getting-started.md"),
+      "chapters/00-life-of-a-pod/index.md (Map of the course)": mapSection ?? "",
+    };
+    for (const [page, text] of Object.entries(texts)) {
+      expect(text, `${page} shows <CourseMap/>`).toMatch(/<CourseMap\b/);
+      for (const sentence of text.split(/(?<=[.!?])\s+(?=[A-Z`([])|\n\s*\n|\|/)) {
+        for (const m of sentence.matchAll(/\bchapters?\s+(\d+)\b/gi)) {
+          const n = Number(m[1]);
+          if (existing.has(n)) {
+            expect(sentence, `${page} calls chapter ${n} coming, but it exists`).not.toMatch(
+              new RegExp(`chapter ${n} \\(coming\\)|coming in chapter ${n}\\b`, "i"),
+            );
+          } else {
+            expect(sentence, `${page} speaks of chapter ${n}, which is not written`).toMatch(
+              /coming|not written/i,
+            );
+          }
+        }
+      }
+    }
+    // The landing page's hero and feature cards name no component of a chapter still to come.
+    const front = /^---\n([\s\S]*?)\n---/.exec(texts["index.md"])?.[1].toLowerCase() ?? "";
+    for (const row of map.filter((r) => r.status === "coming")) {
+      for (const term of row.terms) {
+        expect(front, `the landing page promises "${term}" (chapter ${row.number}, coming)`).not.toContain(
+          term.toLowerCase(),
+        );
+      }
+    }
+    // Getting started's layout marks a folder of code/ "coming" exactly when it is not there.
+    const layout = /```text\n([\s\S]*?)```/.exec(texts["docs/getting-started.md"])?.[1] ?? "";
+    const folders = [...layout.matchAll(/^ {2}([a-z0-9-]+)\/\s+(.*)$/gm)];
+    expect(folders.length).toBeGreaterThan(5);
+    for (const [, dir, description] of folders) {
+      const exists = existsSync(join(root, "code", dir));
+      expect(description.startsWith("coming"), `code/${dir}/ ${exists ? "exists" : "does not exist"}`).toBe(
+        !exists,
       );
     }
   });
@@ -462,6 +521,34 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
         ).toEqual([]);
       }
       console.log(`testing/ files: ${harnesses.length} (${harnesses.join(", ") || "none yet"})`);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("shows the course map on the landing page, chapter 0 and getting started, from the chapters/ folder", async () => {
+    const chapters = listChapters(root);
+    const tab = await browser.newPage();
+    try {
+      for (const url of ["/", "/docs/getting-started", `/chapters/${chapters[0].dir}/`]) {
+        await tab.goto(base + url, { waitUntil: "load" });
+        const rows = await tab.$$eval(".course-map tbody tr", (trs) =>
+          trs.map((tr) => ({
+            number: Number(tr.querySelector("td")?.textContent),
+            status: (tr.querySelector(".course-map-status")?.textContent ?? "").trim(),
+            href: tr.querySelector("a")?.getAttribute("href") ?? null,
+          })),
+        );
+        expect(
+          rows.map((r) => r.number),
+          url,
+        ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        for (const r of rows) {
+          const chapter = chapters.find((c) => c.number === r.number);
+          expect(r.status, `${url}: chapter ${r.number}`).toBe(chapter ? "available" : "coming");
+          expect(r.href, `${url}: chapter ${r.number}`).toBe(chapter ? `/chapters/${chapter.dir}/` : null);
+        }
+      }
     } finally {
       await tab.close();
     }
