@@ -10,7 +10,7 @@ import { onePassDualTheme, pairedThemes } from "./highlight.ts";
 const themes = { light: "github-light", dark: "github-dark" };
 // Real code of the course (comments, strings, template literals, regexes, types) plus plain text.
 const samples: [string, string][] = [
-  ["ts", readFileSync(join(root, "code", "store", "key-index.ts"), "utf8")],
+  ["ts", readFileSync(join(root, "code", "store", "mvcc", "key-index.ts"), "utf8")],
   [
     "ts",
     [

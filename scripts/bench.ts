@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: `code/<name>/*.bench.ts`.
+ * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: every `*.bench.ts` under `code/<name>/`.
  *
  * Performance is measured here, never in timed tests: each benchmark prints its figures and the
  * ratio against a reference run on the same machine in the same run (for the store: a real etcd).
@@ -12,14 +12,22 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "./course.ts";
 
+/** Every `*.bench.ts` under `dir`, at any depth (benchmarks live in a component's testing/ folder). */
+function benchFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".bench.ts"))
+    .map((f) => join(dir, f))
+    .sort();
+}
+
 function benchmarks(): Map<string, string[]> {
   const found = new Map<string, string[]>();
   const code = join(root, "code");
   for (const dir of existsSync(code) ? readdirSync(code) : []) {
     const abs = join(code, dir);
     if (!statSync(abs).isDirectory()) continue;
-    const files = readdirSync(abs).filter((f) => f.endsWith(".bench.ts"));
-    if (files.length > 0) found.set(dir, files.map((f) => join(abs, f)).sort());
+    const files = benchFiles(abs);
+    if (files.length > 0) found.set(dir, files);
   }
   return found;
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
+  closest,
   findChapter,
   findExercise,
   firstHeading,
@@ -89,5 +90,25 @@ describe("the course is read from its folders", () => {
     expect(parseHints("# T\n<details><summary>a</summary>b</details>")).toEqual([]);
     expect(firstHeading("```\n# code\n```\ntext\n# Real")).toBe("Real");
     expect(firstHeading("no heading")).toBeUndefined();
+  });
+});
+
+describe("a mistyped name", () => {
+  const names = [
+    "label-selectors",
+    "prefix-end",
+    "txn-compare",
+    "etcd-watch",
+    "watch-filter",
+    "watch-cache-ring",
+  ];
+  it("finds the name a learner probably meant, or none", () => {
+    expect(closest("lable-selectors", names)).toBe("label-selectors");
+    expect(closest("prefix-ned", names)).toBe("prefix-end");
+    expect(closest("selectors", names)).toBe("label-selectors");
+    expect(closest("etcd", names)).toBe("etcd-watch");
+    // "watch" is part of three names: no guess.
+    expect(closest("watch", names)).toBeUndefined();
+    expect(closest("kubelet", names)).toBeUndefined();
   });
 });

@@ -163,3 +163,30 @@ export function findExercise(exercises: Exercise[], query: string): Exercise | u
     (e) => e.id === q || basename(e.dir) === q || `${e.chapter}/${basename(e.dir)}` === q,
   );
 }
+
+/** The edit distance between two names (insertions, deletions and substitutions each cost 1). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = row;
+  }
+  return prev[b.length];
+}
+
+/** The name a learner probably meant (`lable-selectors` → `label-selectors`), if one is close. */
+export function closest(query: string, names: string[]): string | undefined {
+  const q = query.trim().toLowerCase();
+  // A part of one name only (`etcd` → `etcd-watch`, `selectors` → `label-selectors`).
+  const containing = [...new Set(names.filter((n) => q.length >= 3 && n.includes(q)))];
+  if (containing.length === 1) return containing[0];
+  let best: { name: string; d: number } | undefined;
+  for (const name of names) {
+    const d = distance(q, name);
+    if (d <= Math.max(2, Math.floor(name.length / 4)) && (!best || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}

@@ -2,7 +2,7 @@
  * Storage backends for API server tests: where one test run keeps its objects. The same API
  * checks run on each, so "works on our store" is also "works on etcd":
  * - the embedded store (in process — `startAPIServer`'s default, no `etcdServers`);
- * - our chapter-1 etcd (`code/store/embed.ts`) served over gRPC on loopback, in memory;
+ * - our chapter-1 etcd (`code/store/embed/etcd.ts`) served over gRPC on loopback, in memory;
  * - a real etcd (`/usr/bin/etcd`, Debian's etcd-server) on two free loopback ports with a
  *   temporary data directory, removed again on close.
  *
@@ -14,7 +14,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GrpcEtcdClient } from "../code/apiserver/storage/etcd-client.ts";
-import { startEtcd } from "../code/store/embed.ts";
+import { startEtcd } from "../code/store/embed/etcd.ts";
 
 /** Where the API servers of one run keep their objects: `etcdServers`, or none (embedded). */
 export interface Backend {

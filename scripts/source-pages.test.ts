@@ -20,25 +20,25 @@ function factsOf(markdown: string): Record<string, string> {
 
 describe("source pages", () => {
   it("have a URL for every non-test file of code/, at any depth", () => {
-    expect(sourceUrl("code/store/key-index.ts")).toBe("/docs/source/store/key-index");
+    expect(sourceUrl("code/store/mvcc/key-index.ts")).toBe("/docs/source/store/mvcc/key-index");
     expect(sourceUrl("code/apiserver/storage/cacher.ts")).toBe("/docs/source/apiserver/storage/cacher");
-    expect(sourceUrl("code/store/key-index.test.ts")).toBeUndefined();
-    expect(sourceUrl("code/store/testdata/crash-writer.ts")).toBeUndefined();
+    expect(sourceUrl("code/store/mvcc/key-index.test.ts")).toBeUndefined();
+    expect(sourceUrl("code/store/wal/testdata/crash-writer.ts")).toBeUndefined();
     const pages = sourcePages();
     expect(pages.map((p) => p.file)).toEqual(sourceFiles(root));
     expect(new Set(pages.map((p) => p.url)).size).toBe(pages.length);
   });
 
   it("link the file's imports, importers, chapter and upstream files", () => {
-    const page = sourcePages().find((p) => p.file === "code/store/key-index.ts")!;
-    expect(importsOf(root, "code/store/key-index.ts")).toContain("code/store/revision.ts");
+    const page = sourcePages().find((p) => p.file === "code/store/mvcc/key-index.ts")!;
+    expect(importsOf(root, "code/store/mvcc/key-index.ts")).toContain("code/store/mvcc/revision.ts");
     const facts = factsOf(page.markdown);
     const plain = (html: string) => html.replace(/<wbr>/g, "");
-    expect(plain(facts.file)).toBe("<code>code/store/key-index.ts</code>");
+    expect(plain(facts.file)).toBe("<code>code/store/mvcc/key-index.ts</code>");
     expect(plain(facts.imports)).toContain(
-      '<a href="/docs/source/store/revision"><code>code/store/revision.ts</code></a>',
+      '<a href="/docs/source/store/mvcc/revision"><code>code/store/mvcc/revision.ts</code></a>',
     );
-    expect(plain(facts["imported by"])).toMatch(/code\/store\/kvstore\.ts/);
+    expect(plain(facts["imported by"])).toMatch(/code\/store\/mvcc\/kvstore\.ts/);
     expect(plain(facts.upstream)).toMatch(
       /^\[server\/mvcc\/key_index\.go\]\(https:\/\/github\.com\/etcd-io\/etcd\/blob\//,
     );
@@ -107,7 +107,7 @@ describe("source pages", () => {
     expect(sections[1].prose).toEqual(["Why the next function exists."]);
     expect(sections[1].codeStart).toBe(10);
     expect(sections[1].code).toContain("  // a line-level note stays with its line");
-    const page = sourcePages().find((p) => p.file === "code/store/revision.ts")!;
+    const page = sourcePages().find((p) => p.file === "code/store/mvcc/revision.ts")!;
     expect(page.markdown).toMatch(/```+ts:line-numbers=\d+/);
     expect(page.markdown).toContain('<div class="annotated-prose" v-pre>');
   });

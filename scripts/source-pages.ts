@@ -36,9 +36,9 @@ import { root as courseRoot, listChapters } from "./course.ts";
 import { parseHeader, sourceFiles } from "./headers.ts";
 
 export interface SourcePage {
-  /** code/store/kvstore.ts */
+  /** code/store/mvcc/kvstore.ts */
   file: string;
-  /** The path under docs/source/: ["store", "kvstore"], ["apiserver", "storage", "cacher"]. */
+  /** The path under docs/source/: ["store", "mvcc", "kvstore"], ["apiserver", "storage", "cacher"]. */
   segments: string[];
   url: string;
   markdown: string;

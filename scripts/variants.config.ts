@@ -14,16 +14,16 @@ import { defineConfig } from "vitest/config";
 import { root } from "./course.ts";
 import { pristineRoot, type Variant } from "./variants.ts";
 
-function swapPlugin(swap: Record<string, string>): Plugin {
+function swapPlugin(swap: Record<string, string>, importsAs: [string, string][]): Plugin {
   return {
     name: "course:swap-stub",
     enforce: "pre",
     async resolveId(source, importer, options) {
       if (!importer) return null;
-      // A committed stub copied under .grade/pristine/ imports as if it were still in exercises/.
-      const from = importer.startsWith(pristineRoot)
-        ? join(root, relative(pristineRoot, importer))
-        : importer;
+      // A committed stub copied under .grade/pristine/ imports as if it were still in exercises/;
+      // so does a file of another copy of the exercises (grade --target <folder>).
+      const mirror = importsAs.find(([dir]) => importer.startsWith(`${dir}/`));
+      const from = mirror ? join(mirror[1], relative(mirror[0], importer)) : importer;
       const resolved = await this.resolve(source, from, { ...options, skipSelf: true });
       if (!resolved) return null;
       const id = resolved.id.split("?")[0];
@@ -42,7 +42,7 @@ export default defineConfig({
     reporters: [join(root, "scripts", "variants-reporter.ts")],
     testTimeout: 20_000,
     projects: variants.map((v) => ({
-      plugins: [swapPlugin(v.swap)],
+      plugins: [swapPlugin(v.swap, [[pristineRoot, root], ...(v.importsAs ? [v.importsAs] : [])])],
       test: { name: v.name, root, include: v.tests, testTimeout: 20_000 },
     })),
   },

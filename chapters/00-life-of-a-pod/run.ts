@@ -30,15 +30,10 @@ import {
   selectorMatches,
   selectorToString,
 } from "../../code/api/labels.ts";
+import { boolFlag } from "../../code/cmd/cli/flag.ts";
+import { answer, bold, cyan, demoFlags, dim, green, red, request, runDemo, sleep, yellow } from "../demo.ts";
 
-const color = process.stdout.isTTY && !process.env.NO_COLOR;
-const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
-const bold = (s: string) => paint(1, s);
-const dim = (s: string) => paint(2, s);
-const green = (s: string) => paint(32, s);
-const yellow = (s: string) => paint(33, s);
-const red = (s: string) => paint(31, s);
-const cyan = (s: string) => paint(36, s);
+const flags = demoFlags("npm run chapter -- 0", { setup: boolFlag("only the setup check") });
 
 const MIN_NODE_MAJOR = 20;
 
@@ -233,7 +228,7 @@ async function consume(url: string, stopAfter: number): Promise<string> {
     const te = res.headers.get("transfer-encoding") ?? "(none)";
     console.log(
       dim(
-        `    ← ${res.status} ${res.statusText}, Content-Type: ${res.headers.get("content-type")}, Transfer-Encoding: ${te}`,
+        `    ${answer(`${res.status} ${res.statusText}, Content-Type: ${res.headers.get("content-type")}, Transfer-Encoding: ${te}`)}`,
       ),
     );
     const reader = res.body!.getReader();
@@ -289,8 +284,6 @@ function printEvent(e: WatchLine, ms: number): string | undefined {
   return rv;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function demoWatch(): Promise<void> {
   console.log(
     bold("A watch on the wire") +
@@ -306,7 +299,7 @@ async function demoWatch(): Promise<void> {
     api.write({ name: "db", nodeName: "", phase: "Pending", ready: false });
     const created = api.write({ name: "web", nodeName: "", phase: "Pending", ready: false }); // kubectl apply
     console.log(`  The kubelet on node-1 opens ONE request and keeps reading it:`);
-    console.log(`    → GET ${watchPath(created)}`);
+    console.log(`    ${request(`GET ${watchPath(created)}`)}`);
     const watching = consume(base + watchPath(created), 2);
     await sleep(50);
     api.write({ name: "web", nodeName: "node-1", phase: "Pending", ready: false }); // the scheduler binds web
@@ -321,12 +314,12 @@ async function demoWatch(): Promise<void> {
     console.log(
       `\n  The connection drops, and a change lands meanwhile. The kubelet resumes from the last rv it saw:`,
     );
-    console.log(`    → GET ${watchPath(lastRV)}`);
+    console.log(`    ${request(`GET ${watchPath(lastRV)}`)}`);
     await consume(base + watchPath(lastRV), 1);
 
     api.compacted = Number(lastRV); // the history up to here is compacted away
     console.log(`\n  After compaction, a client asking for history the server no longer has is told so:`);
-    console.log(`    → GET ${watchPath(created)}`);
+    console.log(`    ${request(`GET ${watchPath(created)}`)}`);
     await consume(base + watchPath(created), 1);
     console.log(
       dim(`    → the client must LIST again (current state + its resourceVersion), then watch from there.\n`),
@@ -518,7 +511,7 @@ function checkSetup(): void {
 
 async function main(): Promise<number> {
   if (!checkNode()) return 1;
-  if (!process.argv.includes("--setup")) {
+  if (!flags.setup) {
     printTour();
     await demoWatch();
     demoLabelSelectors();
@@ -527,10 +520,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    console.error(red(`chapter 0 demo failed: ${(err as Error).stack ?? String(err)}`));
-    process.exit(1);
-  },
-);
+runDemo(main);

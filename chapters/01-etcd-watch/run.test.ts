@@ -1,46 +1,15 @@
 // Chapter 1's demo, run as a learner runs it (with --once, so it exits): the key lines of each
 // step must appear, in order — history before live events, the compacted error for a read and for
 // a watch, the lease's keys deleted together, the torn tail cut off and the damage refused.
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-
-function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ["node_modules/tsx/dist/cli.mjs", "chapters/01-etcd-watch/run.ts", "--once"],
-      {
-        cwd: root,
-        env: { ...process.env, NO_COLOR: "1" },
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** The position of the first line matching `re`, or -1. */
-function lineOf(lines: string[], re: RegExp, from = 0): number {
-  for (let i = from; i < lines.length; i++) if (re.test(lines[i])) return i;
-  return -1;
-}
+import { lineOf, runDemoToEnd } from "../testing/demo-process.ts";
 
 describe("npm run chapter -- 1 --once", () => {
   let out: { code: number | null; stdout: string; stderr: string };
   let lines: string[];
 
   beforeAll(async () => {
-    out = await runDemo();
+    out = await runDemoToEnd("01-etcd-watch", ["--once"], {}, 55_000);
     lines = out.stdout.split("\n");
   }, 60_000);
 

@@ -25,56 +25,43 @@
  * @upstream none — course demo
  * @chapter 01-etcd-watch
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { toBytes, toText } from "../../code/store/bytes.ts";
-import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed.ts";
-import { EtcdError } from "../../code/store/errors.ts";
-import { EtcdServer } from "../../code/store/etcd-server.ts";
-import { prefixEnd } from "../../code/store/index.ts";
-import type { Event, KeyValue } from "../../code/store/kv.ts";
-import type { WatchResponse } from "../../code/store/rpc.ts";
-import { WAL, WALError } from "../../code/store/wal.ts";
-import { encodeFrame } from "../../code/store/wal-record.ts";
-import type { WatchStream } from "../../code/store/watcher.ts";
+import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed/etcd.ts";
+import { EtcdServer } from "../../code/store/etcdserver/server.ts";
+import type { WatchResponse } from "../../code/store/etcdserverpb/rpc.ts";
+import { prefixEnd } from "../../code/store/mvcc/index.ts";
+import type { WatchStream } from "../../code/store/mvcc/watcher.ts";
+import type { Event, KeyValue } from "../../code/store/mvccpb/kv.ts";
+import { toBytes, toText } from "../../code/store/pkg/bytes.ts";
+import { EtcdError } from "../../code/store/rpctypes/error.ts";
+import { WALError } from "../../code/store/wal/errors.ts";
+import { encodeFrame } from "../../code/store/wal/record.ts";
+import { WAL } from "../../code/store/wal/wal.ts";
+import {
+  answer,
+  bold,
+  cyan,
+  dim,
+  green,
+  heading,
+  note,
+  red,
+  runDemo,
+  runTool,
+  say,
+  servingDemoFlags,
+  sleep,
+  step,
+  stopOnInterrupt,
+  within,
+  yellow,
+} from "../demo.ts";
 
-const color = process.stdout.isTTY && !process.env.NO_COLOR;
-const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
-const bold = (s: string) => paint(1, s);
-const dim = (s: string) => paint(2, s);
-const green = (s: string) => paint(32, s);
-const yellow = (s: string) => paint(33, s);
-const red = (s: string) => paint(31, s);
-const cyan = (s: string) => paint(36, s);
-
-const args = process.argv.slice(2);
-const once = args.includes("--once") || process.env.CHAPTER_ONCE === "1";
-const port = portFlag(args);
-
-function portFlag(argv: string[]): number {
-  const i = argv.findIndex((a) => a === "--port" || a.startsWith("--port="));
-  if (i < 0) return 0;
-  const raw = argv[i].includes("=") ? argv[i].split("=")[1] : argv[i + 1];
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    console.error(`--port: "${raw}" is not a port number (0–65535)`);
-    process.exit(2);
-  }
-  return n;
-}
+const { once, port } = servingDemoFlags("npm run chapter -- 1", "gRPC");
 
 // ─── printing ────────────────────────────────────────────────────────────────────────────────
-
-let stepNo = 0;
-function step(title: string): void {
-  stepNo++;
-  console.log(`\n${bold(`${stepNo}. ${title}`)}`);
-}
-
-const say = (s: string) => console.log(`   ${s}`);
-const note = (s: string) => console.log(dim(`   ${s}`));
 
 function kvLine(kv: KeyValue): string {
   const value = toText(kv.value);
@@ -100,22 +87,6 @@ function must<T>(result: T | EtcdError, what: string): T {
   return result;
 }
 
-/** Waits for a promise, but never longer than `ms`: a demo must not hang on a missed event. */
-async function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  // A referenced timer also keeps Node alive while only the store's (unreferenced) timers run.
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ─── the demo ────────────────────────────────────────────────────────────────────────────────
 
 const k = toBytes;
@@ -125,7 +96,7 @@ const node1 = "/registry/nodes/node-1";
 const pods = "/registry/pods/";
 
 async function main(): Promise<void> {
-  console.log(bold("etcd: MVCC and watch — chapter 1's store at work"));
+  heading("etcd: MVCC and watch — chapter 1's store at work");
 
   step("Start the store");
   const started = await startEtcd({
@@ -161,12 +132,11 @@ async function main(): Promise<void> {
     return;
   }
   say(bold("Serving until Ctrl-C."));
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
+  stopOnInterrupt(async () => {
+    await served.close();
+    console.log("stopped.");
   });
-  await served.close();
-  console.log("\nstopped.");
+  await new Promise(() => {});
 }
 
 async function writes(server: EtcdServer): Promise<void> {
@@ -294,9 +264,7 @@ async function watchFromThePast(server: EtcdServer): Promise<void> {
 function printResponse(r: WatchResponse | undefined, label: string): void {
   if (!r) throw new Error("the watch stream closed unexpectedly");
   const n = r.events.length;
-  say(
-    `${cyan("←")} ${label} ${dim(`(${n} event${n === 1 ? "" : "s"}, header revision ${r.header.revision})`)}`,
-  );
+  say(`${answer(label)} ${dim(`(${n} event${n === 1 ? "" : "s"}, header revision ${r.header.revision})`)}`);
   for (const ev of r.events) say(`    ${eventLine(ev)}`);
 }
 
@@ -362,7 +330,7 @@ async function lease(server: EtcdServer): Promise<void> {
   const deleted = await within(5000, ws.next(), "the lease's DELETE events");
   if (!deleted) throw new Error("the watch stream closed unexpectedly");
   say(
-    `${at()}  ${cyan("←")} the lease expired and was revoked: ${deleted.events.length} DELETE events ` +
+    `${at()}  ${answer(`the lease expired and was revoked: ${deleted.events.length} DELETE events `)}` +
       `in one response, at one revision`,
   );
   for (const ev of deleted.events) say(`    ${eventLine(ev)}`);
@@ -494,39 +462,21 @@ async function tryEtcdctl(endpoint: string): Promise<void> {
   ];
   for (const c of commands) say(cyan(c));
 
-  const found = await run("etcdctl", ["version"]).catch(() => undefined);
+  const env = { ...process.env, ETCDCTL_API: "3" };
+  const found = await runTool("etcdctl", ["version"], { env }).catch(() => undefined);
   if (found === undefined) {
     note("etcdctl is not installed (optional: Debian/Ubuntu package etcd-client)");
     return;
   }
   say(`${dim("$")} etcdctl get --prefix /registry --keys-only`);
-  const out = await run("etcdctl", [
-    `--endpoints=${endpoint}`,
-    "get",
-    "--prefix",
-    "/registry",
-    "--keys-only",
-  ]);
+  const out = await runTool(
+    "etcdctl",
+    [`--endpoints=${endpoint}`, "get", "--prefix", "/registry", "--keys-only"],
+    {
+      env,
+    },
+  );
   for (const line of out.split("\n").filter((l) => l !== "")) say(`  ${line}`);
 }
 
-/** Runs a command to completion without blocking this process (our server answers it). */
-function run(command: string, argv: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { env: { ...process.env, ETCDCTL_API: "3" } });
-    let out = "";
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} exited ${code}`))));
-  });
-}
-
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(red(`\nthe demo failed: ${err instanceof Error ? err.message : String(err)}`));
-    process.exit(1);
-  },
-);
+runDemo(main);

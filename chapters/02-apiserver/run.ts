@@ -21,66 +21,57 @@
  * and the API server (code/apiserver/server.ts, `startAPIServer`) talking to it as
  * `kube-apiserver --etcd-servers` would. The demo talks to the API server only over HTTP, as a
  * kubelet or kubectl does; it reads etcd directly only to show what is stored there, and to
- * compact it as `etcdctl compact` would. Then it writes a kubeconfig and keeps serving for
- * kubectl until Ctrl-C.
+ * compact it as `etcdctl compact` would. Then it writes a kubeconfig and a pod manifest to
+ * `.tmp/chapter-02/` (git-ignored; the same paths every run, so one `export KUBECONFIG=…` in
+ * another terminal serves every run) and keeps serving kubectl until Ctrl-C. Ctrl-C, during the
+ * tour or after it, stops both servers before the demo exits (a second Ctrl-C exits at once);
+ * the two files stay, and everything the servers held, in memory, is gone.
  *
  * Usage: npm run chapter -- 2 [--once] [--port N]
  *   --once     exit after the tour instead of serving (also: CHAPTER_ONCE=1); tests use it
  *   --port N   serve the API on 127.0.0.1:N (default: a free port)
+ *   CHAPTER_TMP=<dir>   write the kubeconfig and the manifest there instead of .tmp/chapter-02
  *
  * @upstream none — course demo
  * @chapter 02-apiserver
  */
-import { spawn } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { type APIServer, startAPIServer } from "../../code/apiserver/server.ts";
-import { toBytes, toText } from "../../code/store/bytes.ts";
-import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed.ts";
-import { EtcdError } from "../../code/store/errors.ts";
+import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed/etcd.ts";
+import { toBytes, toText } from "../../code/store/pkg/bytes.ts";
+import { EtcdError } from "../../code/store/rpctypes/error.ts";
+import {
+  answer,
+  bold,
+  cut,
+  cyan,
+  dim,
+  green,
+  heading,
+  note,
+  red,
+  runDemo,
+  runTool,
+  say,
+  servingDemoFlags,
+  sleep,
+  step,
+  stopOnInterrupt,
+  yellow,
+} from "../demo.ts";
 
-const color = process.stdout.isTTY && !process.env.NO_COLOR;
-const paint = (code: number, s: string) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
-const bold = (s: string) => paint(1, s);
-const dim = (s: string) => paint(2, s);
-const green = (s: string) => paint(32, s);
-const yellow = (s: string) => paint(33, s);
-const red = (s: string) => paint(31, s);
-const cyan = (s: string) => paint(36, s);
+const { once, port } = servingDemoFlags("npm run chapter -- 2", "the API");
 
-const args = process.argv.slice(2);
-const once = args.includes("--once") || process.env.CHAPTER_ONCE === "1";
-const port = portFlag(args);
-
-function portFlag(argv: string[]): number {
-  const i = argv.findIndex((a) => a === "--port" || a.startsWith("--port="));
-  if (i < 0) return 0;
-  const raw = argv[i].includes("=") ? argv[i].split("=")[1] : argv[i + 1];
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    console.error(`--port: "${raw}" is not a port number (0–65535)`);
-    process.exit(2);
-  }
-  return n;
-}
-
-// ─── printing ────────────────────────────────────────────────────────────────────────────────
-
-let stepNo = 0;
-function step(title: string): void {
-  stepNo++;
-  console.log(`\n${bold(`${stepNo}. ${title}`)}`);
-}
-
-const say = (s: string) => console.log(`   ${s}`);
-const note = (s: string) => console.log(dim(`   ${s}`));
-
-/** A long line cut to fit a terminal, the cut marked. */
-function cut(s: string, n = 150): string {
-  return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
-}
+/**
+ * Where the demo writes what kubectl needs: a stable, git-ignored place in the course's folder
+ * (CHAPTER_TMP moves it: the tests use their own, and leave a learner's files alone).
+ */
+const workDir = resolve(process.env.CHAPTER_TMP || resolve(import.meta.dirname, "../../.tmp/chapter-02"));
+const kubeconfigPath = join(workDir, "kubeconfig");
+const podManifestPath = join(workDir, "my-pod.yaml");
 
 // ─── HTTP: what a kubelet or kubectl sends ───────────────────────────────────────────────────
 
@@ -236,8 +227,6 @@ function eventLine(line: string): string {
   return `${colorOf(ev.type.padEnd(8))} ${kind} ${o.metadata.namespace}/${o.metadata.name} rv=${o.metadata.resourceVersion} ${dim(extra.join(", "))}`;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ─── the demo ────────────────────────────────────────────────────────────────────────────────
 
 const ns = "demo";
@@ -253,7 +242,7 @@ function podManifest(name: string, containers = [{ name: "app", image: "nginx:1.
 }
 
 async function main(): Promise<void> {
-  console.log(bold("The API server — chapter 2's REST server over chapter 1's etcd, over real HTTP"));
+  heading("The API server — chapter 2's REST server over chapter 1's etcd, over real HTTP");
 
   step("Start etcd and the API server");
   const etcd = await startEtcd({
@@ -264,10 +253,19 @@ async function main(): Promise<void> {
     advertiseClientURLs: ["http://127.0.0.1:0"],
   });
   if (etcd instanceof EmbedError) throw new Error(`etcd did not start: ${etcd.message}`);
+  let server: APIServer | undefined;
+  const shutdown = async () => {
+    await server?.close();
+    await etcd.close();
+    say("stopped the API server and etcd: every object was in memory, and is gone");
+    say(`kept (git-ignored, for the next run): ${kubeconfigPath}, ${podManifestPath}`);
+  };
+  // From here on, Ctrl-C — during the tour or while serving kubectl — stops both servers first.
+  stopOnInterrupt(shutdown);
   const etcdURL = `http://${etcd.clientAddresses[0]}`;
   say(`etcd (chapter 1's store) serving gRPC on ${cyan(etcdURL)}, in memory`);
   let logRequests = false;
-  const server = await startAPIServer({
+  server = await startAPIServer({
     etcdServers: [etcdURL],
     insecurePort: port,
     log: (line) => {
@@ -277,7 +275,9 @@ async function main(): Promise<void> {
   api = server.url;
   say(`API server: ${cyan(server.url)}  ${dim(`(as kube-apiserver --etcd-servers=${etcdURL})`)}`);
   const version = await must("GET", "/version");
-  say(`GET /version → gitVersion ${version.gitVersion} ${dim("(kubectl picks its binary by this minor)")}`);
+  say(`GET /version → gitVersion ${version.gitVersion} (major ${version.major}, minor ${version.minor})`);
+  note("kubectl is supported against a server one minor version older or newer than itself;");
+  note("`kubectl version` prints both versions and warns when they are further apart");
 
   try {
     await createAndStore(etcd);
@@ -293,22 +293,16 @@ async function main(): Promise<void> {
     throw e;
   }
 
-  const kubeconfig = await writeKubeconfig(server);
-  await tryKubectl(kubeconfig);
+  await writeKubeconfig(server);
+  await tryKubectl();
   if (once) {
-    await server.close();
-    await etcd.close();
+    console.log("");
+    await shutdown();
     return;
   }
   say(bold("Serving until Ctrl-C; every request is logged below, as kube-apiserver -v=3 logs it."));
   logRequests = true;
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", () => resolve());
-    process.once("SIGTERM", () => resolve());
-  });
-  await server.close();
-  await etcd.close();
-  console.log("\nstopped.");
+  await new Promise(() => {});
 }
 
 async function createAndStore(etcd: Etcd): Promise<void> {
@@ -360,10 +354,14 @@ async function kubeletWatch(etcd: Etcd): Promise<void> {
 
   const scheduler = await all.stream.next();
   say(
-    `← everything watch: ${scheduler ? eventLine(scheduler) : red("nothing")} ${dim("(rv=0: first the current state, as ADDED)")}`,
+    answer(
+      `everything watch: ${scheduler ? eventLine(scheduler) : red("nothing")} ${dim("(rv=0: first the current state, as ADDED)")}`,
+    ),
   );
   say(
-    `← kubelet watch:    ${(await kubelet.stream.quiet(500)) ? dim("nothing for 500 ms — the pod web is not on node-1 (nodeName is empty)") : red("an event?!")}`,
+    answer(
+      `kubelet watch:    ${(await kubelet.stream.quiet(500)) ? dim("nothing for 500 ms — the pod web is not on node-1 (nodeName is empty)") : red("an event?!")}`,
+    ),
   );
 
   const bound = await call("POST", `${podsURL}/web/binding`, {
@@ -375,10 +373,10 @@ async function kubeletWatch(etcd: Etcd): Promise<void> {
   say(`scheduler: POST ${podsURL}/web/binding {target: node-1} → ${bound.code} ${bound.body.status}`);
   const line = await kubelet.stream.next();
   if (!line) throw new Error("the kubelet's watch received nothing after the binding");
-  say(`← kubelet watch:    ${eventLine(line)}`);
+  say(answer(`kubelet watch:    ${eventLine(line)}`));
   say(`   the raw chunk, one JSON line: ${dim(cut(line, 110))}`);
   const allBound = await all.stream.next();
-  say(`← everything watch: ${allBound ? eventLine(allBound) : red("nothing")}`);
+  say(answer(`everything watch: ${allBound ? eventLine(allBound) : red("nothing")}`));
   note("for etcd this was an update; the kubelet's selector did not match the old pod and matches the");
   note("new one, so the watch turns the change into ADDED — the pod has just appeared on node-1");
 
@@ -395,7 +393,7 @@ async function kubeletWatch(etcd: Etcd): Promise<void> {
     `kubectl delete pod web: DELETE ${podsURL}/web → ${del.code} (the pod is on a node: a graceful delete)`,
   );
   const marked = await kubelet.stream.next();
-  say(`← kubelet watch:    ${marked ? eventLine(marked) : red("nothing")}`);
+  say(answer(`kubelet watch:    ${marked ? eventLine(marked) : red("nothing")}`));
   const gone = await call("DELETE", `${podsURL}/web`, {
     apiVersion: "v1",
     kind: "DeleteOptions",
@@ -403,7 +401,7 @@ async function kubeletWatch(etcd: Etcd): Promise<void> {
   });
   say(`kubelet, containers stopped: DELETE …/web {gracePeriodSeconds: 0} → ${gone.code}`);
   const deleted = await kubelet.stream.next();
-  say(`← kubelet watch:    ${deleted ? eventLine(deleted) : red("nothing")}`);
+  say(answer(`kubelet watch:    ${deleted ? eventLine(deleted) : red("nothing")}`));
   kubelet.close();
   all.close();
   note("no polling and no callback into the kubelet: the kubelet holds one request open, and the API");
@@ -583,12 +581,11 @@ async function table(): Promise<void> {
   note("kubectl prints these cells as they come: it knows no pod columns of its own");
 }
 
-async function writeKubeconfig(server: APIServer): Promise<string> {
+async function writeKubeconfig(server: APIServer): Promise<void> {
   step("Now with the real kubectl");
-  const dir = await mkdtemp(join(tmpdir(), "ch2-"));
-  const path = join(dir, "kubeconfig");
+  await mkdir(workDir, { recursive: true });
   await writeFile(
-    path,
+    kubeconfigPath,
     [
       "apiVersion: v1",
       "kind: Config",
@@ -609,27 +606,54 @@ async function writeKubeconfig(server: APIServer): Promise<string> {
       "",
     ].join("\n"),
   );
-  say(`kubeconfig written to ${cyan(path)}`);
-  const k = `kubectl --kubeconfig ${path}`;
-  const commands = [
-    `${k} get pods -o wide`,
-    `${k} get pods -w                                     # a watch; leave it running`,
-    `${k} run web2 --image=nginx                           # in another terminal: the watch prints it`,
-    `${k} get pods --field-selector spec.nodeName=node-1 -w   # the kubelet's view`,
-    `${k} label pod db tier=frontend --overwrite --resource-version=1   # 409 Conflict`,
-    `${k} get --raw '/api/v1/namespaces/${ns}/pods?limit=1'`,
-    `${k} api-resources`,
-    `${k} explain pod.spec.containers`,
-    `${k} apply --server-side -f my-pod.yaml`,
+  say(`kubeconfig written to ${cyan(kubeconfigPath)} ${dim("(the same path every run; this run's port)")}`);
+  // The learner's copy stays as they left it: they may be editing it between runs.
+  if (existsSync(podManifestPath)) {
+    say(`a pod manifest to apply: ${cyan(podManifestPath)} ${dim("(already there: kept as it is)")}`);
+  } else {
+    await writeFile(
+      podManifestPath,
+      [
+        "# A pod to send with server-side apply (written by npm run chapter -- 2):",
+        `#   kubectl apply --server-side -f ${podManifestPath}`,
+        "# Change a field and apply it again: the server merges what you sent and records",
+        "# you (kubectl) as the manager of those fields in metadata.managedFields.",
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata:",
+        "  name: my-pod",
+        "  labels:",
+        "    app: my-pod",
+        "spec:",
+        "  containers:",
+        "  - name: app",
+        "    image: nginx:1.27",
+        "",
+      ].join("\n"),
+    );
+    say(`a pod manifest to apply written to ${cyan(podManifestPath)}`);
+  }
+  say("in another terminal:");
+  const commands: [string, string?][] = [
+    [`export KUBECONFIG=${kubeconfigPath}`],
+    ["kubectl get pods -o wide"],
+    ["kubectl get pods -w", "a watch; leave it running"],
+    ["kubectl run web2 --image=nginx", "in another terminal: the watch prints it"],
+    ["kubectl get pods --field-selector spec.nodeName=node-1 -w", "the kubelet's view"],
+    ["kubectl label pod db tier=frontend --overwrite --resource-version=1", "409 Conflict"],
+    [`kubectl get --raw '/api/v1/namespaces/${ns}/pods?limit=1'`],
+    ["kubectl api-resources"],
+    ["kubectl explain pod.spec.containers"],
+    [`kubectl apply --server-side -f ${podManifestPath}`],
+    ["kubectl version", "the client's version and the server's"],
   ];
-  for (const c of commands) say(cyan(c));
-  return path;
+  for (const [c, comment] of commands) say(cyan(comment ? `${c.padEnd(68)} # ${comment}` : c));
 }
 
-async function tryKubectl(kubeconfig: string): Promise<void> {
+async function tryKubectl(): Promise<void> {
   let out: string;
   try {
-    out = await run("kubectl", ["--kubeconfig", kubeconfig, "get", "pods"]);
+    out = await runTool("kubectl", ["--kubeconfig", kubeconfigPath, "get", "pods"]);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") {
       note("kubectl is not installed (optional: https://kubernetes.io/docs/tasks/tools/)");
@@ -642,32 +666,4 @@ async function tryKubectl(kubeconfig: string): Promise<void> {
   for (const line of out.split("\n").filter((l) => l !== "")) say(`  ${line}`);
 }
 
-/** Runs a command to completion without blocking this process (our server answers it). */
-function run(command: string, argv: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { env: process.env });
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => child.kill(), 30_000);
-    child.stdout.on("data", (d) => {
-      out += d;
-    });
-    child.stderr.on("data", (d) => {
-      err += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`${command} exited ${code}: ${cut(err.trim(), 200)}`));
-    });
-  });
-}
-
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(red(`\nthe demo failed: ${err instanceof Error ? err.message : String(err)}`));
-    process.exit(1);
-  },
-);
+runDemo(main);

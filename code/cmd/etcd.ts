@@ -9,210 +9,130 @@
  *   `"msg":"ready to serve client requests"` (then one `serving client traffic insecurely` line
  *   per client address, with the port actually bound);
  * - what it acknowledged survives a restart, and a crash: the data lives in --data-dir, as etcd's
- *   (write-ahead log and snapshots in `<data-dir>/member/wal`; see code/store/storage.ts);
+ *   (write-ahead log and snapshots in `<data-dir>/member/wal`; see code/store/wal/storage.ts);
  * - Ctrl-C or SIGTERM shuts down cleanly: open watch and keep-alive streams end, the gRPC server
  *   stops, every logged write is on disk and the WAL is closed, the process exits 0. If the WAL
  *   fails, the member stops and exits 1, as etcd does.
  *
- * Flags (Go's flag syntax, as etcd: `--flag=value`, `--flag value`, one dash or two):
- *   --name                    member name (default "default")
- *   --data-dir                data directory (default "<name>.etcd")
- *   --listen-client-urls      URLs to serve clients on (default http://localhost:2379)
- *   --advertise-client-urls   URLs to tell clients (default http://localhost:2379; required when
- *                             --listen-client-urls is set, as in etcd)
- *   --max-request-bytes       largest write request accepted (default 1572864 = 1.5 MiB)
- *   --snapshot-count          WAL records between two snapshots (default 10000; etcd's is 100000,
- *                             and was 10000 before v3.2); 0 means the default, as in etcd
- *   --in-memory               OURS, not etcd's: keep all data in memory, write nothing to disk
- *                             (tests and demos that want a fresh store on every start).
- * An unknown flag is an error (exit 2), as in etcd.
+ * Flags, in Go's flag syntax as etcd reads them (`--flag=value`, `--flag value`, one dash or two;
+ * cli/flag.ts), named as etcd's:
+ * - `--name` (default "default") and `--data-dir` (default `<name>.etcd`);
+ * - `--listen-client-urls` and `--advertise-client-urls` (default http://localhost:2379; the
+ *   second is required when the first is set, as in etcd);
+ * - `--max-request-bytes`: the largest write request accepted (default 1.5 MiB);
+ * - `--snapshot-count`: WAL records between two snapshots (default 10000; etcd's is 100000, and
+ *   was 10000 before v3.2); 0 means the default, as in etcd;
+ * - `--in-memory`, ours, not etcd's: keep all data in memory and write nothing to disk (tests and
+ *   demos that want a fresh store on every start).
+ * An unknown flag is etcd's one-line error, and exit 2 (cli/run.ts).
  *
  * What etcd does differently: it has many more flags (peers, TLS, auth, quotas, logging), reads
  * ETCD_* environment variables and a config file, and logs many more lines.
  *
  * @upstream etcd-io/etcd server/etcdmain/etcd.go (startEtcdOrProxyV2, startEtcd)
  * @upstream etcd-io/etcd server/etcdmain/config.go (newConfig, parse, flags)
- * @upstream etcd-io/etcd pkg/osutil/interrupt_unix.go (HandleInterrupts)
  * @chapter 01-etcd-watch
  */
-import { realpathSync } from "node:fs";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed.ts";
-import { jsonLogger, type Logger } from "../store/log.ts";
-import { defaultSnapshotCount } from "../store/storage.ts";
-import { etcdVersion } from "../store/v3rpc-maintenance.ts";
-import { defaultMaxRequestBytes } from "../store/v3rpc-server.ts";
+import { EmbedError, type EtcdConfig, startEtcd } from "../store/embed/etcd.ts";
+import { jsonLogger } from "../store/pkg/log.ts";
+import { defaultMaxRequestBytes } from "../store/v3rpc/grpc.ts";
+import { etcdVersion } from "../store/v3rpc/maintenance.ts";
+import { defaultSnapshotCount } from "../store/wal/storage.ts";
+import { boolFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
+import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
+import { goSignalString } from "./cli/signal.ts";
+
+export { FlagError } from "./cli/flag.ts";
 
 const defaultClientURL = "http://localhost:2379";
 
-/** What the flags ask for: a server to run, or a text to print. */
-export type EtcdCommand = { run: Omit<EtcdConfig, "logger"> } | { print: string };
-
-/** A bad command line; exit code 2, as Go's flag package. */
-export class FlagError extends Error {
-  override readonly name = "FlagError";
-}
-
-interface FlagSpec {
-  help: string;
-  bool?: boolean;
-}
-
-const flags: Record<string, FlagSpec> = {
-  name: { help: 'human-readable name for this member (default "default")' },
-  "data-dir": { help: 'path to the data directory (default "<name>.etcd")' },
-  "listen-client-urls": {
-    help: `list of URLs to listen on for client traffic (default ${defaultClientURL})`,
-  },
-  "advertise-client-urls": {
-    help: `list of this member's client URLs to advertise (default ${defaultClientURL})`,
-  },
-  "max-request-bytes": { help: `maximum client request size in bytes (default ${defaultMaxRequestBytes})` },
-  "snapshot-count": {
-    help: `number of committed transactions to trigger a snapshot to disk (default ${defaultSnapshotCount})`,
-  },
-  "in-memory": { bool: true, help: "ours, not etcd's: keep everything in memory; write nothing to disk" },
-  help: { bool: true, help: "show this help" },
-  version: { bool: true, help: "print the version and exit" },
-};
-
-export const usage = [
-  "Usage: etcd [flags]   (the course's miniature etcd)",
-  "",
-  ...Object.entries(flags).map(([name, spec]) => `  --${name.padEnd(24)}${spec.help}`),
-].join("\n");
-
-// #region parse-flags
-/** Reads etcd's flags from argv (without the program name). */
-export function parseEtcdFlags(argv: string[]): EtcdCommand | FlagError {
-  const given = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const m = /^--?([^=]+)(?:=(.*))?$/s.exec(arg);
-    if (!m || arg === "-" || arg === "--") {
-      return new FlagError(`etcd: unexpected argument "${arg}": etcd takes only flags (see etcd --help)`);
-    }
-    const [, name, inline] = m;
-    const spec = name === "h" ? flags.help : flags[name];
-    if (!spec) {
-      const known = Object.keys(flags)
-        .map((f) => `--${f}`)
-        .join(", ");
-      return new FlagError(`etcd: unknown flag "--${name}": remove it; this etcd knows ${known}`);
-    }
-    const key = name === "h" ? "help" : name;
-    if (spec.bool) {
-      if (inline !== undefined && inline !== "true" && inline !== "false") {
-        return new FlagError(
-          `etcd: invalid boolean value "${inline}" for --${name}: use --${name} or --${name}=false`,
-        );
-      }
-      given.set(key, inline ?? "true");
-    } else if (inline !== undefined) {
-      given.set(key, inline);
-    } else if (i + 1 < argv.length) {
-      given.set(key, argv[++i]);
-    } else {
-      return new FlagError(`etcd: flag needs an argument: --${name}`);
-    }
-  }
-
-  if (given.get("help") === "true") return { print: usage };
-  if (given.get("version") === "true")
-    return { print: `etcd Version: ${etcdVersion} (the course's miniature)` };
-
-  // etcd refuses to guess what to advertise when it was told where to listen.
-  if (given.has("listen-client-urls") && !given.has("advertise-client-urls")) {
-    return new FlagError(
-      "etcd: --advertise-client-urls is required when --listen-client-urls is set explicitly: add --advertise-client-urls <url>",
-    );
-  }
-  const maxRequestBytes = Number(given.get("max-request-bytes") ?? defaultMaxRequestBytes);
-  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes <= 0) {
-    return new FlagError(
-      `etcd: invalid value "${given.get("max-request-bytes")}" for --max-request-bytes: use a positive integer`,
-    );
-  }
-  const snapshotCount = Number(given.get("snapshot-count") ?? defaultSnapshotCount);
-  if (!Number.isSafeInteger(snapshotCount) || snapshotCount < 0) {
-    return new FlagError(
-      `etcd: invalid value "${given.get("snapshot-count")}" for --snapshot-count: use a non-negative integer`,
-    );
-  }
-  const name = given.get("name") ?? "default";
-  const urls = (flag: string) => (given.get(flag) ?? defaultClientURL).split(",").filter((u) => u !== "");
-  return {
-    run: {
-      name,
-      dataDir: given.get("data-dir") ?? `${name}.etcd`,
-      inMemory: given.get("in-memory") === "true",
-      listenClientURLs: urls("listen-client-urls"),
-      advertiseClientURLs: urls("advertise-client-urls"),
-      maxRequestBytes,
-      // etcd replaces 0 with its default (and logs a warning).
-      snapshotCount: snapshotCount === 0 ? defaultSnapshotCount : snapshotCount,
+// #region flags
+const flags = {
+  name: stringFlag("human-readable name for this member", "default"),
+  "data-dir": stringFlag('path to the data directory (default "<name>.etcd")'),
+  "listen-client-urls": listFlag(
+    "list of URLs to listen on for client traffic",
+    [defaultClientURL],
+    "replace",
+  ),
+  "advertise-client-urls": listFlag(
+    "list of this member's client URLs to advertise to the rest of the cluster",
+    [defaultClientURL],
+    "replace",
+  ),
+  "max-request-bytes": intFlag(
+    "maximum client request size in bytes the server will accept",
+    defaultMaxRequestBytes,
+    {
+      min: 1,
+      hint: "use a positive integer",
     },
-  };
-}
-// #endregion parse-flags
-
-// #region main
-/** Where the command writes: the process's streams, or a test's buffers. */
-export interface CommandIO {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
-
-const processIO: CommandIO = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  ),
+  "snapshot-count": intFlag(
+    "number of committed transactions to trigger a snapshot to disk",
+    defaultSnapshotCount,
+    {
+      min: 0,
+      hint: "use a non-negative integer",
+    },
+  ),
+  "in-memory": boolFlag("ours, not etcd's: keep everything in memory; write nothing to disk"),
 };
+// #endregion flags
 
-/** Runs etcd until SIGTERM or SIGINT; returns the exit code. Logs go to stderr, as etcd's. */
-export async function main(argv: string[], io: CommandIO = processIO): Promise<number> {
-  const cmd = parseEtcdFlags(argv);
-  if (cmd instanceof FlagError) {
-    io.stderr(`${cmd.message}\n`);
-    return 2;
-  }
-  if ("print" in cmd) {
-    io.stdout(`${cmd.print}\n`);
-    return 0;
-  }
-  const log: Logger = jsonLogger(io.stderr, "etcd");
-  const etcd = await startEtcd({ ...cmd.run, logger: log });
-  if (etcd instanceof EmbedError) {
-    log("error", "failed to start etcd", { error: etcd.message });
-    return 1;
-  }
-  const signal = new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-    process.once("SIGINT", () => resolve("SIGINT"));
-  });
-  const stop = await Promise.race([signal, etcd.failed]);
-  if (stop instanceof EmbedError) {
-    // The member has already stopped serving; wait for its shutdown to finish.
-    await etcd.close();
-    log("error", "etcd stopped", { error: stop.message });
-    return 1;
-  }
-  log("info", "received signal; shutting down", {
-    signal: stop === "SIGTERM" ? "terminated" : "interrupt",
-  });
-  await etcd.close();
-  return 0;
-}
-// #endregion main
+// #region wiring
+const etcd = command({
+  name: "etcd",
+  about: "the course's miniature etcd",
+  syntax: "go",
+  version: `etcd Version: ${etcdVersion} (the course's miniature)`,
+  flags,
+  options(f, given): Omit<EtcdConfig, "logger"> | FlagError {
+    // etcd refuses to guess what to advertise when it was told where to listen.
+    if (given.has("listen-client-urls") && !given.has("advertise-client-urls")) {
+      return new FlagError(
+        "etcd",
+        "--advertise-client-urls is required when --listen-client-urls is set explicitly: add --advertise-client-urls <url>",
+      );
+    }
+    return {
+      name: f.name,
+      dataDir: f["data-dir"] ?? `${f.name}.etcd`,
+      inMemory: f["in-memory"],
+      listenClientURLs: f["listen-client-urls"],
+      advertiseClientURLs: f["advertise-client-urls"],
+      maxRequestBytes: f["max-request-bytes"],
+      // etcd replaces 0 with its default (and logs a warning).
+      snapshotCount: f["snapshot-count"] === 0 ? defaultSnapshotCount : f["snapshot-count"],
+    };
+  },
+  // Logs go to stderr as zap's JSON lines; embed logs the ready line itself, as etcd's serve.go does.
+  async start(config, io) {
+    const log = jsonLogger(io.stderr, "etcd");
+    const member = await startEtcd({ ...config, logger: log });
+    if (member instanceof EmbedError) {
+      log("error", "failed to start etcd", { error: member.message });
+      return undefined;
+    }
+    return {
+      // A WAL that fails stops the member; wait for its shutdown to finish, then say why.
+      failed: member.failed.then(async (err) => {
+        await member.close();
+        log("error", "etcd stopped", { error: err.message });
+      }),
+      async stop(signal) {
+        log("info", "received signal; shutting down", { signal: goSignalString(signal) });
+        await member.close();
+      },
+    };
+  },
+});
+// #endregion wiring
 
-function isEntryPoint(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(resolve(script))).href;
-  } catch {
-    return false;
-  }
-}
+/** Reads etcd's flags from argv (without the program name): a member to run, a text to print, or the error. */
+export const parseEtcdFlags = (argv: string[]) => parseCommand(etcd, argv);
 
-if (isEntryPoint()) process.exitCode = await main(process.argv.slice(2));
+/** Runs etcd until SIGTERM or SIGINT; returns the exit code. */
+export const main = (argv: string[], io?: CommandIO) => run(etcd, argv, io);
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
-import { EtcdServer } from "../../store/etcd-server.ts";
+import { EtcdServer } from "../../store/etcdserver/server.ts";
 import { Cacher } from "./cacher.ts";
 import { CachingObject } from "./caching-object.ts";
 import { InProcessEtcdClient } from "./etcd-client.ts";

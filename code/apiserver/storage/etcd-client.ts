@@ -5,9 +5,10 @@
  *
  * Solves:
  * - the storage layer (etcd3-store.ts) is written once, against etcd's own request and response
- *   shapes (Range, Txn, Compact, Watch — the messages of rpc.proto, typed in store/rpc.ts), and
- *   runs unchanged on the embedded store (`npm run cluster` needs no etcd binary) and on a real
- *   etcd (`--etcd-servers=http://127.0.0.1:2379`), as kube-apiserver runs on clientv3;
+ *   shapes (Range, Txn, Compact, Watch — the messages of rpc.proto, typed in
+ *   store/etcdserverpb/rpc.ts), and runs unchanged on the embedded store (`npm run cluster`
+ *   needs no etcd binary) and on a real etcd (`--etcd-servers=http://127.0.0.1:2379`), as
+ *   kube-apiserver runs on clientv3;
  * - etcd's refusals arrive the same way from both: a rejected promise holding an EtcdError whose
  *   `grpcMessage` is the text etcd sends (`etcdserver: mvcc: required revision has been
  *   compacted`), so `isCompactedError` works whichever transport answered (when no endpoint
@@ -29,12 +30,8 @@
  * @upstream etcd-io/etcd client/v3/retry_interceptor.go (failover on Unavailable)
  * @chapter 02-apiserver
  */
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
-import { EtcdError, type GrpcCode } from "../../store/errors.ts";
-import type { EtcdServer } from "../../store/etcd-server.ts";
-import { ErrCompacted, ErrFutureRev } from "../../store/kvstore-txn.ts";
+import type { EtcdServer } from "../../store/etcdserver/server.ts";
 import type {
   RangeRequest,
   RangeResponse,
@@ -42,8 +39,11 @@ import type {
   TxnResponse,
   WatchCreateRequest,
   WatchResponse,
-} from "../../store/rpc.ts";
-import type { WatchStream } from "../../store/watcher.ts";
+} from "../../store/etcdserverpb/rpc.ts";
+import { etcdserverpb } from "../../store/etcdserverpb/rpc-pb.ts";
+import { ErrCompacted, ErrFutureRev } from "../../store/mvcc/kvstore-txn.ts";
+import type { WatchStream } from "../../store/mvcc/watcher.ts";
+import { EtcdError, type GrpcCode } from "../../store/rpctypes/error.ts";
 
 // #region etcd-client
 /** One watch: its responses in order, a way to ask for a progress notification, and an end. */
@@ -132,35 +132,12 @@ function settle<T>(answer: T | EtcdError): T {
 }
 // #endregion in-process-client
 
-// Over gRPC: any etcd v3 endpoint (a real etcd, or our store/embed.ts server), described by the
-// same rpc.proto our own gRPC server loads.
-
-const protoDir = fileURLToPath(new URL("../../store/", import.meta.url));
-
-/** The same decoding as our gRPC server's: decoded messages have store/rpc.ts's shapes. */
-const loaderOptions: protoLoader.Options = {
-  includeDirs: [protoDir],
-  keepCase: false,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
+// Over gRPC: any etcd v3 endpoint (a real etcd, or our store/embed/etcd.ts server), described by
+// the same rpc.proto, loaded by the same module (store/etcdserverpb/rpc-pb.ts), as our own gRPC
+// server: decoded messages have store/etcdserverpb/rpc.ts's shapes.
 
 // biome-ignore lint/suspicious/noExplicitAny: generated gRPC clients are untyped
 type GrpcClient = any;
-
-let services: { KV: GrpcClient; Watch: GrpcClient } | undefined;
-
-function loadServices(): { KV: GrpcClient; Watch: GrpcClient } {
-  if (!services) {
-    const pkg = protoLoader.loadSync("etcdserverpb/rpc.proto", loaderOptions);
-    // biome-ignore lint/suspicious/noExplicitAny: see GrpcClient
-    const etcdserverpb = (grpc.loadPackageDefinition(pkg) as any).etcdserverpb;
-    services = { KV: etcdserverpb.KV, Watch: etcdserverpb.Watch };
-  }
-  return services;
-}
 
 const GRPC_CODE_NAMES: Record<number, GrpcCode> = {
   1: "Canceled",
@@ -199,7 +176,7 @@ export class GrpcEtcdClient implements EtcdClient {
     private readonly requestTimeoutMs = 10_000,
   ) {
     if (endpoints.length === 0) throw new Error("GrpcEtcdClient: no endpoints");
-    const { KV, Watch } = loadServices();
+    const { KV, Watch } = etcdserverpb();
     const creds = grpc.credentials.createInsecure();
     const options = { "grpc.max_receive_message_length": -1 };
     this.kv = endpoints.map((e) => new KV(endpointAddress(e), creds, options));

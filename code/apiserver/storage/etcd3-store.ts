@@ -34,8 +34,8 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import type { KeyValue } from "../../store/kv.ts";
-import type { Compare, RangeResponse, WatchResponse } from "../../store/rpc.ts";
+import type { Compare, RangeResponse, WatchResponse } from "../../store/etcdserverpb/rpc.ts";
+import type { KeyValue } from "../../store/mvccpb/kv.ts";
 import {
   type GroupResource,
   isStatusError,

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { EtcdServer } from "../../store/etcd-server.ts";
+import { EtcdServer } from "../../store/etcdserver/server.ts";
 import { InProcessEtcdClient, isCompactedError } from "./etcd-client.ts";
 import { Compactor, newStorageBackend } from "./factory.ts";
 import { pod, statusOf } from "./storage-suite.ts";

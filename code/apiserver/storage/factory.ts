@@ -26,7 +26,7 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import { EtcdServer } from "../../store/etcd-server.ts";
+import { EtcdServer } from "../../store/etcdserver/server.ts";
 import type { GroupResource } from "../errors.ts";
 import { Cacher } from "./cacher.ts";
 import { type EtcdClient, GrpcEtcdClient, InProcessEtcdClient } from "./etcd-client.ts";

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { toBytes, toText } from "../../../code/store/bytes.ts";
-import { ErrRevisionNotFound, KeyIndex } from "../../../code/store/key-index.ts";
-import type { KeyValue } from "../../../code/store/kv.ts";
-import { KVStore } from "../../../code/store/kvstore.ts";
-import { RevisionSet, revision } from "../../../code/store/revision.ts";
+import { applyTxn } from "../../../code/store/etcdserver/apply.ts";
+import { ErrRevisionNotFound, KeyIndex } from "../../../code/store/mvcc/key-index.ts";
+import { KVStore } from "../../../code/store/mvcc/kvstore.ts";
+import { RevisionSet, revision } from "../../../code/store/mvcc/revision.ts";
+import type { KeyValue } from "../../../code/store/mvccpb/kv.ts";
+import { toBytes, toText } from "../../../code/store/pkg/bytes.ts";
 import { findGeneration, getAtRev } from "./key-index-get.ts";
 
 const b = toBytes;
@@ -174,7 +175,7 @@ describe("inside the real store: every read, put and compare goes through your g
     ok(store.put(b("k"), b("old"))); // 2
     ok(store.put(b("k"), b("old2"))); // 3
     const resp = ok(
-      store.txn({
+      applyTxn(store, {
         success: [{ requestDeleteRange: { key: b("k") } }, { requestPut: { key: b("k"), value: b("new") } }],
       }),
     ); // 4: delete at 4.0, put at 4.1
@@ -185,7 +186,7 @@ describe("inside the real store: every read, put and compare goes through your g
   it("a txn that puts one key twice stores version 2 and is read as its last value", () => {
     const store = new KVStore();
     ok(
-      store.txn({
+      applyTxn(store, {
         success: [
           { requestPut: { key: b("k"), value: b("first") } },
           { requestPut: { key: b("k"), value: b("second") } },
@@ -208,7 +209,7 @@ describe("inside the real store: every read, put and compare goes through your g
     const store = new KVStore();
     const createIfAbsent = (value: string) =>
       ok(
-        store.txn({
+        applyTxn(store, {
           compare: [{ key: b("lock"), target: "VERSION", result: "EQUAL", version: 0 }],
           success: [{ requestPut: { key: b("lock"), value: b(value) } }],
         }),

@@ -7,11 +7,12 @@
  * learn the key's create_revision and version) and every txn compare calls it. README.md has the
  * rules.
  *
- * The types come from code/store/key-index.ts: a `Generation` is `{ ver, created, revs }`. Import
+ * The types come from code/store/mvcc/key-index.ts: a `Generation` is `{ ver, created, revs }`. Import
  * `ErrRevisionNotFound` from there too: it is the answer for "the key did not exist at that revision".
  */
-import type { EtcdError } from "../../../code/store/errors.ts";
-import type { Generation, KeyIndexGet } from "../../../code/store/key-index.ts";
+
+import type { Generation, KeyIndexGet } from "../../../code/store/mvcc/key-index.ts";
+import type { EtcdError } from "../../../code/store/rpctypes/error.ts";
 
 /**
  * The generation holding the key's state at revision `rev`, or undefined if the key did not exist

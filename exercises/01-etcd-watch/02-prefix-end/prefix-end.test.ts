@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { bytesEqual, compareBytes } from "../../../code/store/bytes.ts";
-import { KVStore } from "../../../code/store/kvstore.ts";
-import { WatchableStore } from "../../../code/store/watchable-store.ts";
+import { KVStore } from "../../../code/store/mvcc/kvstore.ts";
+import { WatchableStore } from "../../../code/store/mvcc/watchable-store.ts";
+import { bytesEqual, compareBytes } from "../../../code/store/pkg/bytes.ts";
 import { prefixEnd } from "./prefix-end.ts";
 
 /** Keys as bytes: "a\xff" is the two bytes 0x61 0xff (latin1, one byte per character). */

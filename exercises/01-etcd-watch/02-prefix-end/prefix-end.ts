@@ -3,7 +3,7 @@
  *
  * etcd's API has no "prefix" request: a range is `key` plus `range_end`, and clients turn a prefix
  * into a range_end (etcd's clientv3 GetPrefixRangeEnd). The store reads the range with the course's
- * own keyRange (code/store/index.ts): an empty range_end is one key, the single byte "\0" means
+ * own keyRange (code/store/mvcc/index.ts): an empty range_end is one key, the single byte "\0" means
  * "every key ≥ key", anything else is [key, range_end). README.md has the rules.
  */
 

@@ -1,17 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { applyTxn } from "../../../code/store/apply.ts";
-import { toBytes, toText } from "../../../code/store/bytes.ts";
-import { FakeClock } from "../../../code/store/clock.ts";
-import type { KeyValue } from "../../../code/store/kv.ts";
-import { KVStore } from "../../../code/store/kvstore.ts";
-import { Lessor } from "../../../code/store/lease.ts";
+import { applyTxn } from "../../../code/store/etcdserver/apply.ts";
 import type {
   Compare,
   CompareResult,
   CompareTarget,
   TxnRequest,
   TxnResponse,
-} from "../../../code/store/rpc.ts";
+} from "../../../code/store/etcdserverpb/rpc.ts";
+import { Lessor } from "../../../code/store/lease/lessor.ts";
+import { KVStore } from "../../../code/store/mvcc/kvstore.ts";
+import type { KeyValue } from "../../../code/store/mvccpb/kv.ts";
+import { toBytes, toText } from "../../../code/store/pkg/bytes.ts";
+import { FakeClock } from "../../../code/store/pkg/clock.ts";
 import { applyCompare, compareKV } from "./compare.ts";
 
 const b = toBytes;
@@ -184,7 +184,7 @@ describe("applyCompare inside the real store's txn", () => {
   it("compares a key's lease: 0 without one", () => {
     const { store, lessor } = setup();
     const lease = ok(lessor.grant(7, 60));
-    ok(store.put(b("leased"), b("x"), { lease: lease.id }));
+    ok(store.put(b("leased"), b("x"), lease.id));
     ok(store.put(b("plain"), b("x")));
     expect(holds(store, { key: b("leased"), target: "LEASE", result: "EQUAL", lease: 7 })).toBe(true);
     expect(holds(store, { key: b("plain"), target: "LEASE", result: "EQUAL", lease: 0 })).toBe(true);

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { toBytes, toText } from "../../../code/store/bytes.ts";
-import { FakeClock } from "../../../code/store/clock.ts";
-import { keyRange } from "../../../code/store/index.ts";
-import type { Event } from "../../../code/store/kv.ts";
-import type { WatchResponse } from "../../../code/store/rpc.ts";
-import { WatchableStore, type WatchableStoreOptions } from "../../../code/store/watchable-store.ts";
-import { Watcher } from "../../../code/store/watcher.ts";
-import { type EventBatch, WatcherGroup } from "../../../code/store/watcher-group.ts";
+import type { WatchResponse } from "../../../code/store/etcdserverpb/rpc.ts";
+import { keyRange } from "../../../code/store/mvcc/index.ts";
+import { WatchableStore, type WatchableStoreOptions } from "../../../code/store/mvcc/watchable-store.ts";
+import { Watcher } from "../../../code/store/mvcc/watcher.ts";
+import { type EventBatch, WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { Event } from "../../../code/store/mvccpb/kv.ts";
+import { toBytes, toText } from "../../../code/store/pkg/bytes.ts";
+import { FakeClock } from "../../../code/store/pkg/clock.ts";
 import { newWatcherBatch } from "./watcher-batch.ts";
 
 const b = toBytes;

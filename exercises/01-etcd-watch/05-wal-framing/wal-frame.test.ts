@@ -2,16 +2,13 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SnapError } from "../../../code/store/snapshot.ts";
-import {
-  decodeSegment,
-  type RecoveredWAL,
-  WAL,
-  WALError,
-  type WALOptions,
-  walName,
-} from "../../../code/store/wal.ts";
-import { crc32c, MAX_BODY_BYTES, type WALRecord } from "../../../code/store/wal-record.ts";
+import { crc32c } from "../../../code/store/pkg/crc.ts";
+import { decodeSegment } from "../../../code/store/wal/decoder.ts";
+import { WALError } from "../../../code/store/wal/errors.ts";
+import { MAX_BODY_BYTES, type WALRecord } from "../../../code/store/wal/record.ts";
+import { SnapError } from "../../../code/store/wal/snapshotter.ts";
+import { walName } from "../../../code/store/wal/util.ts";
+import { type RecoveredWAL, WAL, type WALOptions } from "../../../code/store/wal/wal.ts";
 import { decodeFrame, encodeFrame } from "./wal-frame.ts";
 
 /** Records with payloads of 0 to 20 bytes: every amount of padding occurs. */

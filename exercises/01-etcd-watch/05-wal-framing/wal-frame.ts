@@ -6,11 +6,11 @@
  * the encoder the WAL appends with, and the decoder recovery reads with. README.md has the layout
  * and the outcomes the decoder must tell apart.
  *
- * From code/store/wal-record.ts you may use `crc32c(bytes, previous)` (CRC-32C, chained from
- * `previous`), the constants FRAME_HEADER_BYTES, FRAME_ALIGNMENT and MAX_BODY_BYTES, and the types
- * below. The length field, the padding and the checks are yours to write.
+ * You may use `crc32c(bytes, previous)` from code/store/pkg/crc.ts (CRC-32C, chained from
+ * `previous`), and from code/store/wal/record.ts the constants FRAME_HEADER_BYTES, FRAME_ALIGNMENT
+ * and MAX_BODY_BYTES, and the types below. The length field, the padding and the checks are yours to write.
  */
-import type { DecodedFrame, WALRecord } from "../../../code/store/wal-record.ts";
+import type { DecodedFrame, WALRecord } from "../../../code/store/wal/record.ts";
 
 /**
  * One frame for `record`, chained from `previousCrc` (the crc of the record before it in the

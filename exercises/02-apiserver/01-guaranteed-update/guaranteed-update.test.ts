@@ -5,8 +5,8 @@ import { type EtcdClient, InProcessEtcdClient } from "../../../code/apiserver/st
 import { Etcd3Store } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { StorageWatchEvent, Watch } from "../../../code/apiserver/storage/interfaces.ts";
 import { everything } from "../../../code/apiserver/storage/selection-predicate.ts";
-import { EtcdServer } from "../../../code/store/etcd-server.ts";
-import type { TxnRequest } from "../../../code/store/rpc.ts";
+import { EtcdServer } from "../../../code/store/etcdserver/server.ts";
+import type { TxnRequest } from "../../../code/store/etcdserverpb/rpc.ts";
 import { guaranteedUpdate } from "./guaranteed-update.ts";
 
 const gr = { group: "", resource: "configmaps" };

@@ -13,7 +13,7 @@
  *   code/apiserver/storage/errors.ts: the 409 Conflict to throw, or undefined;
  * - `newNotFound(gr, name)` from code/apiserver/errors.ts.
  * The client's calls (`client.range`, `client.txn`) take and return etcd's messages
- * (code/store/rpc.ts); keys and values are bytes (`new TextEncoder().encode(key)`).
+ * (code/store/etcdserverpb/rpc.ts); keys and values are bytes (`new TextEncoder().encode(key)`).
  */
 import type { KubeObject } from "../../../code/api/meta.ts";
 import type { GroupResource } from "../../../code/apiserver/errors.ts";

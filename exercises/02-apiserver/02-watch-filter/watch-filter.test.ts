@@ -7,7 +7,7 @@ import { Etcd3Store } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { SelectionPredicate, StorageWatchEvent } from "../../../code/apiserver/storage/interfaces.ts";
 import { everything, newSelectionPredicate } from "../../../code/apiserver/storage/selection-predicate.ts";
 import type { WatchCacheEvent } from "../../../code/apiserver/storage/watch-cache.ts";
-import { EtcdServer } from "../../../code/store/etcd-server.ts";
+import { EtcdServer } from "../../../code/store/etcdserver/server.ts";
 import { convertToWatchEvent } from "./watch-filter.ts";
 
 /** The kubelet of node-1 watches `pods?fieldSelector=spec.nodeName=node-1`. */

@@ -5,7 +5,7 @@ import { InProcessEtcdClient } from "../../../code/apiserver/storage/etcd-client
 import { Etcd3Store } from "../../../code/apiserver/storage/etcd3-store.ts";
 import { everything } from "../../../code/apiserver/storage/selection-predicate.ts";
 import type { WatchCacheEvent } from "../../../code/apiserver/storage/watch-cache.ts";
-import { EtcdServer } from "../../../code/store/etcd-server.ts";
+import { EtcdServer } from "../../../code/store/etcdserver/server.ts";
 import { EventRing } from "./event-ring.ts";
 
 function ev(rv: number, name = "cfg", type: WatchCacheEvent["type"] = "MODIFIED"): WatchCacheEvent {

@@ -6,7 +6,7 @@ import { InProcessEtcdClient } from "../../../code/apiserver/storage/etcd-client
 import { Etcd3Store } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { ListResult } from "../../../code/apiserver/storage/interfaces.ts";
 import { everything } from "../../../code/apiserver/storage/selection-predicate.ts";
-import { EtcdServer } from "../../../code/store/etcd-server.ts";
+import { EtcdServer } from "../../../code/store/etcdserver/server.ts";
 import {
   decodeContinue,
   ErrEmptyStartKey,

@@ -1,13 +1,14 @@
 // Mistake: the creation is taken to be the generation's oldest revision, which compaction may have removed.
-import type { EtcdError } from "../../../code/store/errors.ts";
+
 import {
   ErrRevisionNotFound,
   findGeneration,
   type Generation,
   type KeyIndexGet,
-} from "../../../code/store/key-index.ts";
+} from "../../../code/store/mvcc/key-index.ts";
+import type { EtcdError } from "../../../code/store/rpctypes/error.ts";
 
-export { findGeneration } from "../../../code/store/key-index.ts";
+export { findGeneration } from "../../../code/store/mvcc/key-index.ts";
 
 export function getAtRev(generations: readonly Generation[], atRev: number): KeyIndexGet | EtcdError {
   const g = findGeneration(generations, atRev);

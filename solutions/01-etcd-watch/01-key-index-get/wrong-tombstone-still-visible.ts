@@ -1,6 +1,11 @@
 // Mistake: at the deletion's own revision the key is still found — its tombstone read as a live value.
-import type { EtcdError } from "../../../code/store/errors.ts";
-import { ErrRevisionNotFound, type Generation, type KeyIndexGet } from "../../../code/store/key-index.ts";
+
+import {
+  ErrRevisionNotFound,
+  type Generation,
+  type KeyIndexGet,
+} from "../../../code/store/mvcc/key-index.ts";
+import type { EtcdError } from "../../../code/store/rpctypes/error.ts";
 
 export function findGeneration(generations: readonly Generation[], rev: number): Generation | undefined {
   const last = generations.length - 1;

@@ -1,9 +1,9 @@
 // Mistake: any compare on a key that does not exist fails — so "create only if absent" (version = 0) can never succeed.
-import { compareKV } from "../../../code/store/apply.ts";
-import type { TxnRead } from "../../../code/store/kvstore-txn.ts";
-import type { Compare } from "../../../code/store/rpc.ts";
+import { compareKV } from "../../../code/store/etcdserver/apply.ts";
+import type { Compare } from "../../../code/store/etcdserverpb/rpc.ts";
+import type { TxnRead } from "../../../code/store/mvcc/kvstore-txn.ts";
 
-export { compareKV } from "../../../code/store/apply.ts";
+export { compareKV } from "../../../code/store/etcdserver/apply.ts";
 
 export function applyCompare(rv: TxnRead, c: Compare): boolean {
   const rr = rv.range(c.key, c.rangeEnd);

@@ -1,8 +1,9 @@
 // Mistake: GREATER and LESS are read the wrong way round — `mod(k) < 5` evaluated as `5 < mod(k)`.
-import { compareBytes } from "../../../code/store/bytes.ts";
-import { type KeyValue, zeroKeyValue } from "../../../code/store/kv.ts";
-import type { TxnRead } from "../../../code/store/kvstore-txn.ts";
-import type { Compare } from "../../../code/store/rpc.ts";
+
+import type { Compare } from "../../../code/store/etcdserverpb/rpc.ts";
+import type { TxnRead } from "../../../code/store/mvcc/kvstore-txn.ts";
+import { type KeyValue, zeroKeyValue } from "../../../code/store/mvccpb/kv.ts";
+import { compareBytes } from "../../../code/store/pkg/bytes.ts";
 
 export function compareKV(c: Compare, kv: KeyValue): boolean {
   // The mistake: the compare's value minus the key's, where etcd compares the key's with the compare's.

@@ -1,8 +1,8 @@
 // Mistake: values are compared as decoded text, not as bytes — different bytes that are not valid UTF-8 all decode to U+FFFD and look equal.
-import { compareKV as courseCompareKV } from "../../../code/store/apply.ts";
-import { type KeyValue, zeroKeyValue } from "../../../code/store/kv.ts";
-import type { TxnRead } from "../../../code/store/kvstore-txn.ts";
-import type { Compare } from "../../../code/store/rpc.ts";
+import { compareKV as courseCompareKV } from "../../../code/store/etcdserver/apply.ts";
+import type { Compare } from "../../../code/store/etcdserverpb/rpc.ts";
+import type { TxnRead } from "../../../code/store/mvcc/kvstore-txn.ts";
+import { type KeyValue, zeroKeyValue } from "../../../code/store/mvccpb/kv.ts";
 
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes ?? new Uint8Array(0));
 

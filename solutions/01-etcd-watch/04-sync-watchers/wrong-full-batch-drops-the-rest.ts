@@ -1,6 +1,7 @@
 // Mistake: a full batch silently drops the revisions that do not fit, without moreRev — so the store believes the watcher is caught up and moves it to synced before the last revisions were ever sent.
-import type { Event } from "../../../code/store/kv.ts";
-import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/watcher-group.ts";
+
+import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { Event } from "../../../code/store/mvccpb/kv.ts";
 
 function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   const last = eb.evs[eb.evs.length - 1];

@@ -1,6 +1,7 @@
 // Mistake: the batch limit counts events instead of revisions, so a batch can end in the middle of a transaction — which is then split across two responses, and its first part sent twice.
-import type { Event } from "../../../code/store/kv.ts";
-import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/watcher-group.ts";
+
+import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { Event } from "../../../code/store/mvccpb/kv.ts";
 
 function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   if (eb.moreRev !== 0) return; // already full

@@ -1,6 +1,7 @@
 // Mistake: moreRev is set to the last revision that fitted instead of the first one left out, so the next round starts one revision early and sends it again.
-import type { Event } from "../../../code/store/kv.ts";
-import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/watcher-group.ts";
+
+import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { Event } from "../../../code/store/mvccpb/kv.ts";
 
 function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   if (eb.moreRev !== 0) return; // already full

@@ -1,6 +1,7 @@
 // Mistake: every event of the history read is handed to every watcher on its key — but the read starts at the lowest minRev of the whole group, so a watcher that started later gets events twice or from before its start.
-import type { Event } from "../../../code/store/kv.ts";
-import { addToBatch, type WatcherBatch, type WatcherGroup } from "../../../code/store/watcher-group.ts";
+
+import { addToBatch, type WatcherBatch, type WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { Event } from "../../../code/store/mvccpb/kv.ts";
 
 export function newWatcherBatch(wg: WatcherGroup, evs: Event[], maxRevs: number): WatcherBatch {
   const wb: WatcherBatch = new Map();

@@ -1,6 +1,7 @@
 // Mistake: the event at a watcher's minRev is skipped — "minRev is the last revision it has seen" — so the first event it needs is lost.
-import type { Event } from "../../../code/store/kv.ts";
-import { addToBatch, type WatcherBatch, type WatcherGroup } from "../../../code/store/watcher-group.ts";
+
+import { addToBatch, type WatcherBatch, type WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { Event } from "../../../code/store/mvccpb/kv.ts";
 
 export function newWatcherBatch(wg: WatcherGroup, evs: Event[], maxRevs: number): WatcherBatch {
   const wb: WatcherBatch = new Map();

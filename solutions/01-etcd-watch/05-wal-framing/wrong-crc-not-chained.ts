@@ -4,7 +4,7 @@ import {
   decodeFrame as realDecode,
   encodeFrame as realEncode,
   type WALRecord,
-} from "../../../code/store/wal-record.ts";
+} from "../../../code/store/wal/record.ts";
 
 // The chain value is dropped: every record is checksummed as if it were the first of its segment.
 export function encodeFrame(record: WALRecord, _previousCrc: number): { bytes: Uint8Array; crc: number } {

@@ -3,9 +3,9 @@ import {
   type DecodedFrame,
   FRAME_HEADER_BYTES,
   decodeFrame as realDecode,
-} from "../../../code/store/wal-record.ts";
+} from "../../../code/store/wal/record.ts";
 
-export { encodeFrame } from "../../../code/store/wal-record.ts";
+export { encodeFrame } from "../../../code/store/wal/record.ts";
 
 export function decodeFrame(bytes: Uint8Array, offset: number, previousCrc: number): DecodedFrame {
   const decoded = realDecode(bytes, offset, previousCrc);

@@ -1,12 +1,12 @@
 // Mistake: the padding rounds the body up to 8 bytes (etcd's formula, whose length field is the whole header) and forgets the 4-byte crc, so frames are not 8-byte aligned and the length field's padding marker is not the one recovery expects.
+import { crc32c } from "../../../code/store/pkg/crc.ts";
 import {
-  crc32c,
   type DecodedFrame,
   FRAME_ALIGNMENT,
   FRAME_HEADER_BYTES,
   MAX_BODY_BYTES,
   type WALRecord,
-} from "../../../code/store/wal-record.ts";
+} from "../../../code/store/wal/record.ts";
 
 /** Zero bytes after the body. */
 function padding(bodyBytes: number): number {

@@ -1,7 +1,7 @@
 // Mistake: a frame that runs past the end of the bytes is reported as an invalid length — damage — instead of short-payload, so recovery refuses to start after an ordinary crash instead of cutting off the torn write.
-import { type DecodedFrame, decodeFrame as realDecode } from "../../../code/store/wal-record.ts";
+import { type DecodedFrame, decodeFrame as realDecode } from "../../../code/store/wal/record.ts";
 
-export { encodeFrame } from "../../../code/store/wal-record.ts";
+export { encodeFrame } from "../../../code/store/wal/record.ts";
 
 export function decodeFrame(bytes: Uint8Array, offset: number, previousCrc: number): DecodedFrame {
   const decoded = realDecode(bytes, offset, previousCrc);

@@ -11,7 +11,7 @@ import { checkPreconditions, nameOfKey } from "../../../code/apiserver/storage/e
 import type { EtcdClient } from "../../../code/apiserver/storage/etcd-client.ts";
 import { decodeObject, encodeObject } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { Preconditions, UpdateFunc } from "../../../code/apiserver/storage/interfaces.ts";
-import type { Compare, RangeResponse, TxnResponse } from "../../../code/store/rpc.ts";
+import type { Compare, RangeResponse, TxnResponse } from "../../../code/store/etcdserverpb/rpc.ts";
 
 export const bytes = (s: string) => new TextEncoder().encode(s);
 

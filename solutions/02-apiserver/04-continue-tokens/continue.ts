@@ -18,7 +18,7 @@ import { inconsistentContinue } from "../../../code/apiserver/storage/errors.ts"
 import { type EtcdClient, isCompactedError } from "../../../code/apiserver/storage/etcd-client.ts";
 import { decodeObject, prefixRangeEnd } from "../../../code/apiserver/storage/etcd3-store.ts";
 import type { ListResult } from "../../../code/apiserver/storage/interfaces.ts";
-import type { RangeResponse } from "../../../code/store/rpc.ts";
+import type { RangeResponse } from "../../../code/store/etcdserverpb/rpc.ts";
 
 // Upstream's messages, word for word: one copy, in the course's code.
 export { ErrEmptyStartKey, ErrGenericInvalidKey, ErrInvalidStartRV, ErrUnrecognizedEncodedVersion };
