@@ -5,6 +5,11 @@
  * solutions are not pages (chapters embed the code with snippet imports instead). The sidebar is
  * built from the chapters folder, so a new chapter appears without editing this file.
  *
+ * The markdown pipeline adds three things to VitePress's: a broken snippet import fails the build,
+ * and every embedded block gets a caption linking its file's annotated page (snippets.ts); a
+ * mermaid block becomes a diagram drawn legibly in the browser (diagrams.ts). The local search
+ * also indexes the annotated-source pages, which VitePress alone leaves out (search.ts).
+ *
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
  */
@@ -12,13 +17,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import githubDark from "@shikijs/themes/github-dark";
 import githubLight from "@shikijs/themes/github-light";
-import type { DefaultTheme, MarkdownEnv, MarkdownRenderer } from "vitepress";
-import { withMermaid } from "vitepress-plugin-mermaid";
+import { type DefaultTheme, defineConfig, type MarkdownEnv, type MarkdownRenderer } from "vitepress";
 import { listChapters } from "../scripts/course.ts";
-import { sourceUrl } from "../scripts/source-pages.ts";
+import { sourcePages, sourceUrl } from "../scripts/source-pages.ts";
+import { diagramFences } from "./diagrams.ts";
 import { onePassDualTheme } from "./highlight.ts";
-import { mermaidAlias, mermaidFromDist } from "./mermaid-assets.ts";
-import { findSnippetRefs, snippetChecks } from "./snippets.ts";
+import { mermaidFromDist } from "./mermaid-assets.ts";
+import { pageSections } from "./search.ts";
+import { findSnippetRefs, snippetCaptions, snippetChecks } from "./snippets.ts";
 
 const srcDir = resolve(import.meta.dirname, "..");
 
@@ -32,6 +38,45 @@ const highlighting = onePassDualTheme(githubLight, githubDark, { classes: true }
  */
 const plainCode = (code: string) =>
   `<pre v-pre><code>${code.replace(/&/g, "&#x26;").replace(/</g, "&#x3C;")}</code></pre>`;
+
+/**
+ * A page's HTML for the search index: the index is built from each page's HTML with the tags
+ * stripped, so it is rendered with the plain highlighter — the same text without running the
+ * highlighter a second (and, as VitePress indexes in both bundles, third) time.
+ */
+function renderForSearch(src: string, env: MarkdownEnv, md: MarkdownRenderer): string {
+  // VitePress has one markdown-it for pages and search: the plain highlighter is lent for this
+  // (synchronous) render only, so no page can be rendered with it.
+  const highlight = md.options.highlight;
+  md.options.highlight = plainCode;
+  let html: string;
+  try {
+    html = md.render(src, env);
+  } finally {
+    md.options.highlight = highlight;
+  }
+  return env.frontmatter?.search === false ? "" : html;
+}
+
+/** The site's markdown renderer, kept when VitePress creates it (the search index renders with it too). */
+let siteMarkdown: MarkdownRenderer | undefined;
+
+/**
+ * The search sections of an annotated-source page, which has no markdown file (see search.ts);
+ * undefined for every other page, which VitePress then splits itself.
+ */
+function sourcePageSections(file: string) {
+  const relativePath = file
+    .slice(srcDir.length + 1)
+    .split("\\")
+    .join("/");
+  if (!relativePath.startsWith("docs/source/") || existsSync(file) || !siteMarkdown) return undefined;
+  const page = sourcePages(srcDir).find((p) => `${p.url.slice(1)}.md` === relativePath);
+  if (!page) return undefined;
+  return pageSections(
+    renderForSearch(page.markdown, { path: file, relativePath, cleanUrls: false }, siteMarkdown),
+  );
+}
 
 function sidebar(): DefaultTheme.SidebarItem[] {
   return [
@@ -56,7 +101,7 @@ function sidebar(): DefaultTheme.SidebarItem[] {
   ];
 }
 
-export default withMermaid({
+export default defineConfig({
   title: "Kubernetes Under the Hood",
   description: "Read, run and rebuild a working miniature of the Kubernetes control plane.",
   srcDir,
@@ -77,7 +122,12 @@ export default withMermaid({
     ["style", { id: "code-colours" }, highlighting.css],
   ],
   markdown: {
-    config: (md) => snippetChecks(md, srcDir),
+    config: (md) => {
+      siteMarkdown = md;
+      snippetChecks(md, srcDir);
+      snippetCaptions(md, srcDir, sourceUrl);
+      diagramFences(md);
+    },
     shikiSetup: highlighting.shikiSetup as never,
   },
   transformPageData(pageData) {
@@ -100,32 +150,21 @@ export default withMermaid({
     search: {
       provider: "local",
       options: {
-        // The index is built from each page's HTML with the tags stripped: the same text without
-        // running the highlighter a second (and, as VitePress indexes in both bundles, third) time.
-        _render(src: string, env: MarkdownEnv, md: MarkdownRenderer) {
-          // VitePress has one markdown-it for pages and search: the plain highlighter is lent for
-          // this (synchronous) render only, so no page can be rendered with it.
-          const highlight = md.options.highlight;
-          md.options.highlight = plainCode;
-          let html: string;
-          try {
-            html = md.render(src, env);
-          } finally {
-            md.options.highlight = highlight;
-          }
-          return env.frontmatter?.search === false ? "" : html;
+        // (Typed against the root markdown-it types; the renderer is VitePress's own markdown-it.)
+        _render: (src, env, md) => renderForSearch(src, env, md as unknown as MarkdownRenderer),
+        miniSearch: {
+          // Returning nothing leaves a page to VitePress's own splitter (`?? splitPageIntoSections`).
+          _splitIntoSections: (file: string) => sourcePageSections(file) as never,
         },
       },
     },
     outline: { level: [2, 3] },
     docFooter: { prev: "Previous", next: "Next" },
   },
-  mermaid: {},
   vite: {
     server: { port: 5173 },
     // Diagrams draw with mermaid's prebuilt build, copied as it is, instead of bundling mermaid's
     // thousands of modules on every build (see mermaid-runtime.ts).
-    resolve: { alias: [mermaidAlias] },
     // (Typed against the root vite; VitePress 1 runs its own vite 5, with the same plugin hooks.)
     plugins: [mermaidFromDist() as never],
   },

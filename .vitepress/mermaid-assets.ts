@@ -1,6 +1,6 @@
 /**
- * Serves mermaid's prebuilt ES module build as static files of the site (`/mermaid/…`), for the
- * stand-in `mermaid` of mermaid-runtime.ts, and points every `import "mermaid"` of the site at it.
+ * Serves mermaid's prebuilt ES module build as static files of the site (`/mermaid/…`), which
+ * mermaid-runtime.ts loads in the browser.
  *
  * Solves: see mermaid-runtime.ts — the build no longer bundles mermaid, it copies mermaid's own
  * `dist/mermaid.esm.min.mjs` and the chunks it imports (without source maps) into the output, and
@@ -16,7 +16,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, normalize, resolve } from "node:path";
+import { dirname, join, normalize } from "node:path";
 import type { Plugin } from "vite";
 import { mermaidPath } from "./mermaid-runtime.ts";
 
@@ -33,12 +33,6 @@ export function mermaidDistFiles(): { dist: string; files: string[] } {
   ];
   return { dist, files };
 }
-
-/** The alias that makes `import mermaid from "mermaid"` load the stand-in. */
-export const mermaidAlias = {
-  find: /^mermaid$/,
-  replacement: resolve(import.meta.dirname, "mermaid-runtime.ts"),
-};
 
 export function mermaidFromDist(): Plugin {
   const { dist, files } = mermaidDistFiles();

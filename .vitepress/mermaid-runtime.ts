@@ -1,31 +1,32 @@
 /**
- * `mermaid` as the site's pages see it: a small stand-in that loads mermaid's own prebuilt ES module
- * build (served as static files, see mermaid-assets.ts) the first time a diagram is drawn.
+ * Drawing a diagram in the browser: mermaid's own prebuilt ES module build (served as static files,
+ * see mermaid-assets.ts), loaded the first time a page draws a diagram.
  *
- * Solves: vitepress-plugin-mermaid imports `mermaid`, and bundling it (d3, dagre, cytoscape, katex,
- * langium … thousands of modules) was the largest part of the site's client bundle step, repeated
- * on every build although mermaid never changes. Mermaid ships a ready ES module build; the browser
- * loads it as it loaded the bundled one, only from files copied as they are.
+ * Solves: bundling mermaid (d3, dagre, cytoscape, katex, langium … thousands of modules) was the
+ * largest part of the site's client bundle step, repeated on every build although mermaid never
+ * changes. Mermaid ships a ready ES module build; the browser loads it from files copied as they are.
  *
  * Invariants:
- * - mermaid is loaded after the window's `load` event: its own load handler would otherwise scan the
- *   still-empty `.mermaid` divs and draw a "Syntax error" diagram before the plugin renders the real
- *   one (the plugin renders every diagram itself), and `startOnLoad` is off before anything else runs;
- * - it is loaded once per page session, whatever the number of diagrams.
+ * - mermaid is loaded after the window's `load` event: its own load handler would otherwise scan
+ *   the page for `.mermaid` elements and draw a "Syntax error" diagram into them before the
+ *   component draws the real one, and `startOnLoad` is off before anything else runs;
+ * - it is loaded once per page session, whatever the number of diagrams;
+ * - drawings run one at a time, each with its own settings (mermaid's settings are global, and
+ *   a theme switch redraws every diagram of the page at once);
+ * - a diagram is laid out inside the element it will be shown in (`measureIn`): mermaid sizes
+ *   each box from its label as laid out where it draws, so the label must be measured under the
+ *   same style rules (the theme's line height for paragraphs, say) as it is shown under — a label
+ *   measured in `<body>` and shown in the page's text column is cut off at the bottom of its box.
  *
- * @upstream none — course tooling (stands in for mermaid-js/mermaid packages/mermaid/src/mermaid.ts as vitepress-plugin-mermaid uses it)
+ * @upstream none — course tooling (loads mermaid-js/mermaid packages/mermaid/src/mermaid.ts's prebuilt build)
  * @chapter 00-life-of-a-pod
  */
-import type { ExternalDiagramDefinition, MermaidConfig, RenderResult } from "mermaid";
+import type { MermaidConfig, RenderResult } from "mermaid";
 
 type Mermaid = {
   startOnLoad: boolean;
   initialize(config: MermaidConfig): void;
-  render(id: string, text: string): Promise<RenderResult>;
-  registerExternalDiagrams(
-    diagrams: ExternalDiagramDefinition[],
-    opts?: { lazyLoad?: boolean },
-  ): Promise<void>;
+  render(id: string, text: string, container?: Element): Promise<RenderResult>;
 };
 
 /** Where mermaid-assets.ts puts the prebuilt build, below the site's base. */
@@ -48,27 +49,28 @@ function load(): Promise<Mermaid> {
   return loading;
 }
 
-let settings: MermaidConfig | undefined;
+let queue: Promise<unknown> = Promise.resolve();
 
-/** The part of mermaid's API that vitepress-plugin-mermaid calls. */
-const mermaid = {
-  startOnLoad: false,
-  /** Kept and applied before each drawing, as the plugin initializes and renders in one go. */
-  initialize(config: MermaidConfig): void {
-    settings = config;
-  },
-  async render(id: string, text: string): Promise<RenderResult> {
-    const m = await load();
-    if (settings) m.initialize(settings);
-    return m.render(id, text);
-  },
-  async registerExternalDiagrams(
-    diagrams: ExternalDiagramDefinition[],
-    opts?: { lazyLoad?: boolean },
-  ): Promise<void> {
-    const m = await load();
-    return m.registerExternalDiagrams(diagrams, opts);
-  },
-};
-
-export default mermaid;
+/**
+ * The SVG markup of one diagram. `id` must be unique in the document while it draws;
+ * `measureIn` is an empty, laid-out element in the place the diagram will be shown.
+ */
+export function renderDiagram(
+  id: string,
+  text: string,
+  options: { dark: boolean; measureIn: Element },
+): Promise<string> {
+  const drawing = queue.then(async () => {
+    const mermaid = await load();
+    mermaid.initialize({
+      startOnLoad: false,
+      // Our own diagrams, from our own pages: labels may carry HTML such as <br/>.
+      securityLevel: "loose",
+      theme: options.dark ? "dark" : "default",
+    });
+    const { svg } = await mermaid.render(id, text, options.measureIn);
+    return svg;
+  });
+  queue = drawing.catch(() => undefined);
+  return drawing;
+}

@@ -3,7 +3,7 @@ import { join, relative, resolve } from "node:path";
 import { createMarkdownRenderer } from "vitepress";
 import { describe, expect, it } from "vitest";
 import config from "./config.ts";
-import { checkPage, checkSnippet, findSnippetRefs, regionLines } from "./snippets.ts";
+import { checkPage, checkSnippet, findSnippetRefs, regionLines, regionRange } from "./snippets.ts";
 
 const root = resolve(import.meta.dirname, "..");
 
@@ -53,5 +53,22 @@ describe("snippet references", () => {
       /docs\/x\.md:3: <<< @\/.vitepress\/snippets.ts#no-such-region: region "no-such-region" is not in/,
     );
     expect(() => md.render("<<< @/code/missing.ts\n", env)).toThrow(/file code\/missing.ts does not exist/);
+  });
+
+  it("caption every embedded block with its file (linked to its annotated page), region and lines", async () => {
+    const md = await createMarkdownRenderer(root, config.markdown, "/");
+    const env = { path: join(root, "docs/x.md"), relativePath: "docs/x.md" };
+    const chapter = readFileSync(join(root, "chapters/01-etcd-watch/index.md"), "utf8");
+    const ref = findSnippetRefs(chapter).find((r) => r.file.startsWith("code/") && r.region)!;
+    const range = regionRange(readFileSync(join(root, ref.file), "utf8"), ref.region)!;
+    const html = md.render(`# x\n\n<<< @/${ref.file}#${ref.region}\n`, env);
+    const page = `/docs/source/${ref.file.slice("code/".length, -".ts".length)}`;
+    expect(html).toContain(
+      `<div class="snippet-source"><a href="${page}"><code>${ref.file}</code></a> · ` +
+        `<span class="snippet-region">#${ref.region}</span> · ` +
+        `<span class="snippet-lines">lines ${range.first}–${range.last}</span></div><div class="language-ts`,
+    );
+    // A plain fenced block is not an embed and gets no caption.
+    expect(md.render("```ts\nconst x = 1;\n```\n", env)).not.toContain("snippet-source");
   });
 });

@@ -9,11 +9,15 @@
  * The region markers we accept are the ones VitePress finds in TypeScript and markdown files:
  * `// #region name` … `// #endregion name` and `<!-- #region name -->` … `<!-- #endregion name -->`.
  *
+ * Every embedded block also says where it comes from: a caption above it names the file, the
+ * region and the file's line numbers, and links the file's annotated-source page — so a reader
+ * can go from the piece a chapter shows to the whole file.
+ *
  * @upstream none — course tooling (works around vuejs/vitepress src/node/markdown/plugins/snippet.ts)
  * @chapter 00-life-of-a-pod
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { relative, resolve } from "node:path";
 
 export interface SnippetRef {
   /** 1-based line of the `<<<` in the page. */
@@ -48,12 +52,18 @@ export function findSnippetRefs(markdown: string): SnippetRef[] {
 
 /** The lines strictly inside a region, or null when the region is missing or never closed. */
 export function regionLines(source: string, region: string): string[] | null {
+  const range = regionRange(source, region);
+  return range && source.split("\n").slice(range.first - 1, range.last);
+}
+
+/** The file's 1-based line numbers of the first and last line inside a region, or null. */
+export function regionRange(source: string, region: string): { first: number; last: number } | null {
   const lines = source.split("\n");
   for (const m of markers) {
     const start = lines.findIndex((l) => m.start.exec(l.trim())?.[1] === region);
     if (start < 0) continue;
     const end = lines.findIndex((l, i) => i > start && m.end.exec(l.trim())?.[1] === region);
-    return end < 0 ? null : lines.slice(start + 1, end);
+    return end < 0 ? null : { first: start + 2, last: end };
   }
   return null;
 }
@@ -104,4 +114,43 @@ export function snippetChecks(
       throw new Error(`broken code snippet import:\n  ${problems.join("\n  ")}`);
     }
   });
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
+
+/** The caption above an embedded block: file (linked to its page, when it has one), region, lines. */
+export function snippetCaption(
+  srcDir: string,
+  file: string,
+  region: string,
+  url: string | undefined,
+): string {
+  const name = `<code>${escapeHtml(file)}</code>`;
+  const parts = [url ? `<a href="${escapeHtml(url)}">${name}</a>` : name];
+  if (region) parts.push(`<span class="snippet-region">#${escapeHtml(region)}</span>`);
+  const path = resolve(srcDir, file);
+  const range = region && existsSync(path) ? regionRange(readFileSync(path, "utf8"), region) : null;
+  if (range) parts.push(`<span class="snippet-lines">lines ${range.first}–${range.last}</span>`);
+  return `<div class="snippet-source">${parts.join(" · ")}</div>`;
+}
+
+type FenceRule = (tokens: { src?: [string, string] }[], idx: number, ...rest: never[]) => string;
+
+/**
+ * The markdown-it hook that puts the caption above every `<<<` block. Installed after VitePress's
+ * snippet plugin, which marks each embedded block's token with `src` = [absolute path, region].
+ */
+export function snippetCaptions(
+  md: { renderer: { rules: Record<string, unknown> } },
+  srcDir: string,
+  urlOf: (file: string) => string | undefined,
+): void {
+  const fence = md.renderer.rules.fence as FenceRule;
+  md.renderer.rules.fence = ((tokens, idx, ...rest) => {
+    const html = fence(tokens, idx, ...rest);
+    const src = tokens[idx].src;
+    if (!src) return html;
+    const file = relative(srcDir, src[0]).split("\\").join("/");
+    return snippetCaption(srcDir, file, src[1] ?? "", urlOf(file)) + html;
+  }) satisfies FenceRule;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { root } from "./course.ts";
-import { parseHeader, upstreamMap } from "./headers.ts";
+import { firstSentence, inlineMarkdown, parseHeader, upstreamMap } from "./headers.ts";
 
 describe("file headers", () => {
   it("give the summary, every upstream file with its names, and the chapter", () => {
@@ -54,5 +54,48 @@ describe("the upstream map", () => {
   it("names the chapter that builds each file", () => {
     const without = rows.filter((r) => !/^\d{2}-[a-z0-9-]+$/.test(r.chapter ?? "")).map((r) => r.file);
     expect(without, "add `@chapter NN-slug` to the header").toEqual([]);
+  });
+});
+
+describe("a header's summary", () => {
+  it("is the whole first sentence, over as many lines as it takes", () => {
+    const h = parseHeader(`/**
+ * WatchableStore — the store plus its watchers, fed from \`kvstore.ts\` (e.g. on every
+ * write) at etcd v3.5 speed. Mirrors k8s.io/apiserver.
+ *
+ * @chapter 01-etcd-watch
+ */`);
+    expect(h?.summary).toBe(
+      "WatchableStore — the store plus its watchers, fed from `kvstore.ts` (e.g. on every write) at etcd v3.5 speed.",
+    );
+    expect(firstSentence("Pod validation — is this pod runnable? The spec as a whole.")).toBe(
+      "Pod validation — is this pod runnable?",
+    );
+    expect(firstSentence("String checks — is this a DNS label? — each returning a list.")).toBe(
+      "String checks — is this a DNS label? — each returning a list.",
+    );
+    expect(firstSentence('Maintenance — "who are you, and how are you?"')).toBe(
+      'Maintenance — "who are you, and how are you?"',
+    );
+    // A header whose first paragraph runs into a list stops before the list.
+    expect(
+      parseHeader("/**\n * The patch handler — one of four languages:\n * - json\n * - merge\n */")?.summary,
+    ).toBe("The patch handler — one of four languages:");
+  });
+
+  it("is shown as markdown: inline code as code, everything else escaped", () => {
+    expect(inlineMarkdown("Revision — `{ main, sub }` of a <Kind>List, **bold** and *em*")).toBe(
+      "Revision — <code>{ main, sub }</code> of a &lt;Kind&gt;List, <strong>bold</strong> and <em>em</em>",
+    );
+    expect(inlineMarkdown("`a < b` and SetDefaults_* and 2*3*4")).toBe(
+      "<code>a &lt; b</code> and SetDefaults_* and 2*3*4",
+    );
+  });
+
+  it("ends a sentence for every file of code/ (none stops mid-sentence at a line break)", () => {
+    const cut = upstreamMap(root)
+      .filter((r) => !/[.?!:]["”’)]*$/.test(r.summary))
+      .map((r) => `${r.file}: ${r.summary}`);
+    expect(cut).toEqual([]);
   });
 });

@@ -22,7 +22,10 @@ export interface UpstreamRef {
 }
 
 export interface FileHeader {
-  /** The header's first line: `KeyIndex — every revision at which one key changed`. */
+  /**
+   * The header's first sentence, whole, as markdown: `KeyIndex — every revision at which one key
+   * changed, grouped into generations.` (a sentence may run over several lines of the header).
+   */
   summary: string;
   upstream: UpstreamRef[];
   /** Set when the header says `@upstream none — <why>`. */
@@ -45,8 +48,7 @@ export function parseHeader(source: string): FileHeader | undefined {
   const m = /^\s*\/\*\*([\s\S]*?)\*\//.exec(source);
   if (!m) return undefined;
   const lines = m[1].split("\n").map((l) => l.replace(/^\s*\* ?/, "").trimEnd());
-  const summary = lines.find((l) => l.trim() !== "")?.trim() ?? "";
-  const header: FileHeader = { summary, upstream: [] };
+  const header: FileHeader = { summary: firstSentence(firstParagraph(lines)), upstream: [] };
   for (const line of lines) {
     const none = /^@upstream\s+none\b\s*(?:[—-]+\s*)?(.*)$/.exec(line);
     if (none) {
@@ -60,6 +62,70 @@ export function parseHeader(source: string): FileHeader | undefined {
     if (ch) header.chapter = ch[1];
   }
   return header;
+}
+
+/**
+ * The header's first paragraph as one line: its lines up to a blank line, a tag (`@upstream`) or a
+ * list (`- item`), joined with spaces.
+ */
+function firstParagraph(lines: string[]): string {
+  const start = lines.findIndex((l) => l.trim() !== "");
+  if (start < 0) return "";
+  const out: string[] = [];
+  for (const line of lines.slice(start)) {
+    const t = line.trim();
+    if (t === "" || t.startsWith("@") || (out.length > 0 && /^([-*]|\d+\.)\s/.test(t))) break;
+    out.push(t);
+  }
+  return out.join(" ");
+}
+
+/** Words that end with a full stop without ending a sentence. */
+const abbreviations = /(?:^|[\s(])(?:e\.g|i\.e|cf|vs|etc)\.$/i;
+
+/**
+ * The first sentence of a paragraph: up to the first `.`, `?` or `!` (with any closing quote or
+ * bracket) that ends the paragraph or is followed by a space and a capital, a quote or inline code —
+ * not one inside inline code (`kvstore.ts`), in a number or path (`v3.5`, `k8s.io`), or after `e.g.`.
+ */
+export function firstSentence(paragraph: string): string {
+  let inCode = false;
+  for (let i = 0; i < paragraph.length; i++) {
+    const c = paragraph[i];
+    if (c === "`") inCode = !inCode;
+    if (inCode || !".?!".includes(c)) continue;
+    let end = i + 1;
+    while (end < paragraph.length && "\"'”’)]".includes(paragraph[end])) end++;
+    const rest = paragraph.slice(end);
+    if (rest.trim() === "") return paragraph.slice(0, end).trim();
+    if (/^\s+[A-Z"“`(]/.test(rest) && !(c === "." && abbreviations.test(paragraph.slice(0, i + 1)))) {
+      return paragraph.slice(0, end).trim();
+    }
+  }
+  return paragraph.trim();
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+/**
+ * Inline markdown as HTML, for a header's summary shown by a page component: `code`, **strong**,
+ * *emphasis* and [links](url); everything else is text (escaped). Not a whole markdown renderer —
+ * headers' first sentences use no more than this.
+ */
+export function inlineMarkdown(text: string): string {
+  return text
+    .split(/(`[^`]*`)/)
+    .map((part, i) => {
+      if (i % 2 === 1) return `<code>${escapeHtml(part.slice(1, -1))}</code>`;
+      return escapeHtml(part)
+        .replace(
+          /\[([^\]]+)\]\(([^)\s]+)\)/g,
+          (_, label: string, url: string) => `<a href="${url.replace(/"/g, "&quot;")}">${label}</a>`,
+        )
+        .replace(/\*\*(\S(?:.*?\S)?)\*\*/g, "<strong>$1</strong>")
+        .replace(/(^|[^*\w])\*(\S(?:.*?\S)?)\*(?![*\w])/g, "$1<em>$2</em>");
+    })
+    .join("");
 }
 
 /** Every non-test TypeScript file under `dir`, as paths relative to `base`, sorted. */

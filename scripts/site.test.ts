@@ -12,10 +12,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { courseMap } from "../.vitepress/course-plan.ts";
 import { findSnippetRefs } from "../.vitepress/snippets.ts";
 import { listChapters, root } from "./course.ts";
 import { describeWithTools } from "./external-tools.ts";
+import { sourceFiles } from "./headers.ts";
 import { type BuildResult, buildSite, serveSite, siteEntries } from "./site.ts";
+import { isTestingFile, sourcePages, sourceUrl } from "./source-pages.ts";
 
 const outDir = mkdtempSync(join(tmpdir(), "course-site-"));
 let build: BuildResult;
@@ -90,6 +93,64 @@ describe("the course site", () => {
       expect(page, `${chapter.dir}: a mermaid diagram`).toMatch(/^```mermaid$/m);
       expect(page, `${chapter.dir}: an Upstream box from the headers`).toContain(
         `<UpstreamBox chapter="${chapter.dir}" />`,
+      );
+    }
+  });
+
+  it("says which chapters exist and which are coming, as the chapters/ folder has it", () => {
+    const existing = new Set(listChapters(root).map((c) => c.number));
+    const map = courseMap(root);
+    for (const row of map) {
+      expect(row.status, `chapter ${row.number}`).toBe(existing.has(row.number) ? "available" : "coming");
+    }
+    expect(map.filter((r) => r.status === "coming").length, "the plan runs to chapter 8").toBe(
+      9 - existing.size,
+    );
+    // The pages that present the course show the generated map, and their own words never call a
+    // chapter with no folder anything but coming, nor one with a folder coming.
+    const read = (page: string) => readFileSync(join(root, page), "utf8");
+    const mapSection = /^## Map of the course\n([\s\S]*?)^## /m.exec(
+      read("chapters/00-life-of-a-pod/index.md"),
+    )?.[1];
+    const texts = {
+      "index.md": read("index.md"),
+      "docs/getting-started.md": read("docs/getting-started.md"),
+      "chapters/00-life-of-a-pod/index.md (Map of the course)": mapSection ?? "",
+    };
+    for (const [page, text] of Object.entries(texts)) {
+      expect(text, `${page} shows <CourseMap/>`).toMatch(/<CourseMap\b/);
+      for (const sentence of text.split(/(?<=[.!?])\s+(?=[A-Z`([])|\n\s*\n|\|/)) {
+        for (const m of sentence.matchAll(/\bchapters?\s+(\d+)\b/gi)) {
+          const n = Number(m[1]);
+          if (existing.has(n)) {
+            expect(sentence, `${page} calls chapter ${n} coming, but it exists`).not.toMatch(
+              new RegExp(`chapter ${n} \\(coming\\)|coming in chapter ${n}\\b`, "i"),
+            );
+          } else {
+            expect(sentence, `${page} speaks of chapter ${n}, which is not written`).toMatch(
+              /coming|not written/i,
+            );
+          }
+        }
+      }
+    }
+    // The landing page's hero and feature cards name no component of a chapter still to come.
+    const front = /^---\n([\s\S]*?)\n---/.exec(texts["index.md"])?.[1].toLowerCase() ?? "";
+    for (const row of map.filter((r) => r.status === "coming")) {
+      for (const term of row.terms) {
+        expect(front, `the landing page promises "${term}" (chapter ${row.number}, coming)`).not.toContain(
+          term.toLowerCase(),
+        );
+      }
+    }
+    // Getting started's layout marks a folder of code/ "coming" exactly when it is not there.
+    const layout = /```text\n([\s\S]*?)```/.exec(texts["docs/getting-started.md"])?.[1] ?? "";
+    const folders = [...layout.matchAll(/^ {2}([a-z0-9-]+)\/\s+(.*)$/gm)];
+    expect(folders.length).toBeGreaterThan(5);
+    for (const [, dir, description] of folders) {
+      const exists = existsSync(join(root, "code", dir));
+      expect(description.startsWith("coming"), `code/${dir}/ ${exists ? "exists" : "does not exist"}`).toBe(
+        !exists,
       );
     }
   });
@@ -220,12 +281,278 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
         );
         expect(blocks.length).toBeGreaterThanOrEqual(snippets);
         expect(blocks.filter((n) => n === 0).length, "empty code blocks").toBe(0);
+        // Every embedded block says where it comes from, and links that file's annotated page.
+        const captions = await tab.$$eval(".snippet-source", (els) =>
+          els.map((e) => ({
+            text: e.textContent ?? "",
+            href: e.querySelector("a")?.getAttribute("href") ?? null,
+            next: e.nextElementSibling?.className ?? "",
+          })),
+        );
+        const refs = findSnippetRefs(source);
+        expect(captions.length, "a caption above every embedded block").toBe(refs.length);
+        refs.forEach((ref, i) => {
+          const caption = captions[i];
+          const where = `line ${ref.line}: <<< @/${ref.file}#${ref.region}`;
+          expect(caption.text, where).toContain(ref.file);
+          if (ref.region) expect(caption.text, where).toContain(`#${ref.region}`);
+          expect(caption.next, `${where}: the caption sits right above its block`).toMatch(/language-/);
+          if (ref.file.startsWith("code/")) {
+            const url = sourceUrl(ref.file);
+            expect(url, `${where}: the file has an annotated page`).toBeDefined();
+            expect(caption.href, where).toBe(url);
+            expect(existsSync(join(outDir, `${url}.html`)), `${where}: ${url} is built`).toBe(true);
+          }
+        });
+        // A table's header row says what its columns are; an empty one is a table that should not be.
+        const emptyHeaders = await tab.$$eval(
+          "table thead tr",
+          (rows) =>
+            rows.filter((r) => ![...r.querySelectorAll("th")].some((c) => (c.textContent ?? "").trim()))
+              .length,
+        );
+        expect(emptyHeaders, "tables with an empty header row").toBe(0);
         expect(errors).toEqual([]);
       } finally {
         releaseTab(tab);
       }
     }, 60_000);
   }
+
+  // Every diagram of every page, as a reader sees it: in light and dark mode at 1280 px, and on a
+  // phone. A label whose text spills out of its box is clipped (a foreignObject cuts it off) or
+  // runs over the box's edge; text drawn smaller than ~9 px cannot be read unless the diagram can
+  // be opened at full size.
+  const diagramPages = siteEntries().filter((p) => /^```mermaid\s*$/m.test(p.markdown));
+  const modes = [
+    { name: "light-1280", viewport: { width: 1280, height: 800 }, colorScheme: "light" },
+    { name: "dark-1280", viewport: { width: 1280, height: 800 }, colorScheme: "dark" },
+    { name: "light-390", viewport: { width: 390, height: 844 }, colorScheme: "light" },
+  ] as const;
+  const minReadablePx = 9;
+  for (const mode of modes) {
+    it(`draws every diagram legibly (${mode.name}): every label inside its box, no text under ${minReadablePx} px without a full-size view`, async () => {
+      const shots = join(root, ".test-results", "screenshots", "diagrams");
+      mkdirSync(shots, { recursive: true });
+      const context = await browser.newContext({ viewport: mode.viewport, colorScheme: mode.colorScheme });
+      const tab = await context.newPage();
+      const problems: string[] = [];
+      let measured = 0;
+      try {
+        for (const page of diagramPages) {
+          const expected = (page.markdown.match(/^```mermaid\s*$/gm) ?? []).length;
+          await tab.goto(base + page.url, { waitUntil: "load" });
+          await tab.waitForFunction((n) => document.querySelectorAll(".mermaid svg").length >= n, expected, {
+            timeout: 20_000,
+          });
+          // The drawing settles (a diagram is sized to its column once drawn) before it is measured.
+          await tab.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+          expect(await tab.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(
+            mode.colorScheme === "dark",
+          );
+          const reports = await tab.evaluate(measureDiagrams, ".mermaid");
+          expect(reports.length, page.url).toBe(expected);
+          for (const r of reports) {
+            measured++;
+            const where = `${page.url} diagram ${r.index + 1} (${r.kind})`;
+            console.log(
+              `${mode.name} ${where}: ${r.labels} labels, text ${r.minTextPx.toFixed(1)} px as drawn ` +
+                `(${r.naturalMinTextPx} px at full size), ${r.fullSize ? "full-size view offered" : "no full-size view"}`,
+            );
+            for (const o of r.overflowing) problems.push(`${where}: label overflows its box: ${o}`);
+            if (r.labels === 0) problems.push(`${where}: no labels found to measure`);
+            if (r.minTextPx < minReadablePx && !r.fullSize) {
+              problems.push(`${where}: text drawn at ${r.minTextPx.toFixed(1)} px and no full-size view`);
+            }
+            const figure = tab.locator(".mermaid").nth(r.index);
+            await figure.scrollIntoViewIfNeeded();
+            const slug = page.url.replace(/\W+/g, "-").replace(/^-|-$/g, "");
+            await figure.screenshot({ path: join(shots, `${slug}-${r.index + 1}-${mode.name}.png`) });
+            if (r.fullSize) {
+              // The full-size view: the same diagram, every label whole, text at its natural size.
+              await tab.locator(".diagram-open").nth(r.index).click();
+              const dialog = tab.locator("dialog[open] .diagram-full");
+              await dialog.waitFor({ timeout: 5_000 });
+              const [full] = await tab.evaluate(measureDiagrams, "dialog[open] .diagram-full");
+              for (const o of full.overflowing)
+                problems.push(`${where}, full size: label overflows its box: ${o}`);
+              if (full.minTextPx < 12) {
+                problems.push(`${where}, full size: text drawn at ${full.minTextPx.toFixed(1)} px`);
+              }
+              await tab.keyboard.press("Escape");
+              await tab.locator("dialog[open]").waitFor({ state: "detached", timeout: 5_000 });
+            }
+          }
+        }
+        if (mode.name === "light-1280") {
+          // Switching the colour scheme redraws every diagram of the page, again with every label whole.
+          const before = await tab.$$eval(".mermaid svg", (svgs) => svgs.map((s) => s.id));
+          await tab.locator(".VPNavBar .VPSwitchAppearance").first().click();
+          await tab.waitForFunction(
+            (ids) => {
+              const now = [...document.querySelectorAll(".mermaid svg")].map((s) => s.id);
+              return now.length === ids.length && now.every((id, i) => id !== ids[i]);
+            },
+            before,
+            { timeout: 20_000 },
+          );
+          expect(await tab.evaluate(() => document.documentElement.classList.contains("dark"))).toBe(true);
+          for (const r of await tab.evaluate(measureDiagrams, ".mermaid")) {
+            for (const o of r.overflowing)
+              problems.push(`after switching to dark, diagram ${r.index + 1}: ${o}`);
+          }
+        }
+      } finally {
+        await context.close();
+      }
+      console.log(`diagram screenshots in ${shots}`);
+      expect(measured).toBeGreaterThan(0);
+      expect(problems).toEqual([]);
+    }, 120_000);
+  }
+
+  it("finds the annotated source pages with the local search, by their prose and by their code", async () => {
+    const page = sourcePages(root).find((p) => p.file.endsWith("/watchable-store.ts"))!;
+    // A word of the file's code that no chapter or doc page uses: only an index that holds the
+    // source pages' code can find it.
+    const pagesText = siteEntries()
+      .filter((e) => !e.url.startsWith("/docs/source/"))
+      .map((e) => e.markdown)
+      .join("\n");
+    const codeOnly = [...new Set(page.markdown.match(/\b[a-z][a-zA-Z]{9,}\b/g) ?? [])].find(
+      (w) => !pagesText.includes(w),
+    );
+    expect(codeOnly, "a word only the code uses").toBeDefined();
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${base}/`, { waitUntil: "load" });
+      for (const term of ["syncWatchers", codeOnly!]) {
+        await tab.locator(".VPNavBarSearch button").first().click();
+        const input = tab.locator(".VPLocalSearchBox input");
+        await input.waitFor({ timeout: 10_000 });
+        await input.fill(term);
+        const hit = tab.locator(
+          `.VPLocalSearchBox a[href^="${page.url}.html"], .VPLocalSearchBox a[href^="${page.url}#"]`,
+        );
+        const found = await hit
+          .first()
+          .waitFor({ timeout: 10_000 })
+          .then(() => true)
+          .catch(() => false);
+        const results = await tab.$$eval(".VPLocalSearchBox a[href]", (as) =>
+          as.map((a) => a.getAttribute("href")),
+        );
+        expect(found, `searching "${term}" lists ${page.url}; it listed ${results.join(", ")}`).toBe(true);
+        await tab.keyboard.press("Escape");
+      }
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("shows whole-sentence summaries, as markdown, on Read the code and the upstream map", async () => {
+    const tab = await browser.newPage();
+    try {
+      for (const [url, selector] of [
+        ["/docs/source/", ".vp-doc h2 + ul > li"],
+        ["/docs/upstream-map", ".upstream-group tbody tr > td:nth-child(2)"],
+      ] as const) {
+        await tab.goto(base + url, { waitUntil: "load" });
+        const summaries = await tab.$$eval(selector, (els) =>
+          els.map((e) => {
+            const text = (e.textContent ?? "").trim();
+            const at = text.indexOf(" — ");
+            return {
+              text: e.tagName === "LI" && at >= 0 ? text.slice(at + 3) : text,
+              code: e.querySelectorAll("code").length - (e.tagName === "LI" ? 1 : 0),
+            };
+          }),
+        );
+        expect(summaries.length, url).toBeGreaterThan(50);
+        const cut = summaries.filter((s) => !/[.?!:]["”’)]*$/.test(s.text)).map((s) => s.text);
+        expect(cut, `${url}: summaries that stop mid-sentence`).toEqual([]);
+        const raw = summaries.filter((s) => s.text.includes("`")).map((s) => s.text);
+        expect(raw, `${url}: summaries showing raw backticks`).toEqual([]);
+        expect(
+          summaries.filter((s) => s.code > 0).length,
+          `${url}: inline code shown as code`,
+        ).toBeGreaterThan(10);
+      }
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("leaves testing/ folders out of the learner's lists, and lists them apart on the upstream map", async () => {
+    const harnesses = sourceFiles(root).filter(isTestingFile);
+    const tab = await browser.newPage();
+    try {
+      await tab.goto(`${base}/docs/source/`, { waitUntil: "load" });
+      const listed = await tab.$$eval(".vp-doc a[href^='/docs/source/']", (as) =>
+        as.map((a) => a.getAttribute("href")),
+      );
+      expect(listed.length).toBeGreaterThan(50);
+      expect(listed.filter((h) => h?.includes("/testing/"))).toEqual([]);
+      await tab.goto(`${base}/docs/upstream-map`, { waitUntil: "load" });
+      const rows = await tab.$$eval(".upstream-group", (groups) =>
+        groups.map((g) => ({
+          id: g.querySelector("h2")?.id ?? "",
+          files: [...g.querySelectorAll("tbody tr > td:first-child")].map((td) =>
+            (td.textContent ?? "").trim(),
+          ),
+        })),
+      );
+      const harnessGroup = rows.find((g) => g.id === "testing");
+      for (const g of rows.filter((r) => r.id !== "testing")) {
+        expect(
+          g.files.filter((f) => isTestingFile(f)),
+          `${g.id} lists a harness among the learner's files`,
+        ).toEqual([]);
+      }
+      expect(harnessGroup?.files ?? []).toEqual(harnesses);
+      for (const chapter of listChapters(root)) {
+        await tab.goto(`${base}/chapters/${chapter.dir}/`, { waitUntil: "load" });
+        const boxed = await tab.$$eval(".upstream-box tbody tr > td:first-child", (tds) =>
+          tds.map((td) => td.textContent ?? ""),
+        );
+        expect(
+          boxed.filter((f) => f.includes("testing/")),
+          `${chapter.dir}'s Upstream box`,
+        ).toEqual([]);
+      }
+      console.log(`testing/ files: ${harnesses.length} (${harnesses.join(", ") || "none yet"})`);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it("shows the course map on the landing page, chapter 0 and getting started, from the chapters/ folder", async () => {
+    const chapters = listChapters(root);
+    const tab = await browser.newPage();
+    try {
+      for (const url of ["/", "/docs/getting-started", `/chapters/${chapters[0].dir}/`]) {
+        await tab.goto(base + url, { waitUntil: "load" });
+        const rows = await tab.$$eval(".course-map tbody tr", (trs) =>
+          trs.map((tr) => ({
+            number: Number(tr.querySelector("td")?.textContent),
+            status: (tr.querySelector(".course-map-status")?.textContent ?? "").trim(),
+            href: tr.querySelector("a")?.getAttribute("href") ?? null,
+          })),
+        );
+        expect(
+          rows.map((r) => r.number),
+          url,
+        ).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        for (const r of rows) {
+          const chapter = chapters.find((c) => c.number === r.number);
+          expect(r.status, `${url}: chapter ${r.number}`).toBe(chapter ? "available" : "coming");
+          expect(r.href, `${url}: chapter ${r.number}`).toBe(chapter ? `/chapters/${chapter.dir}/` : null);
+        }
+      }
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
 
   it("finds a term from each chapter with the local search", async () => {
     const tab = await browser.newPage();
@@ -249,10 +576,24 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     const shots = join(root, ".test-results", "screenshots");
     mkdirSync(shots, { recursive: true });
     const chapters = listChapters(root);
+    // Source pages whose facts are hardest to fit: the longest unbroken word (a path) and the most text.
+    const longestWord = (p: { markdown: string }) =>
+      Math.max(
+        ...(
+          p.markdown
+            .replace(/<wbr>/g, "")
+            .split("\n\n</div>")[0]
+            .match(/[^\s,<>()[\]]+/g) ?? [""]
+        ).map((w) => w.length),
+      );
+    const source = sourcePages(root);
+    const widest = [...source].sort((a, b) => longestWord(b) - longestWord(a)).slice(0, 3);
+    const kvstore = source.find((p) => p.file.endsWith("/kvstore.ts"))!;
     const sample = [
       { name: "landing", url: "/" },
       ...chapters.map((c) => ({ name: `chapter-${c.number}`, url: `/chapters/${c.dir}/` })),
-      { name: "source-kvstore", url: "/docs/source/store/mvcc/kvstore" },
+      { name: "source-kvstore", url: kvstore.url },
+      ...widest.map((p, i) => ({ name: `source-widest-${i + 1}`, url: p.url })),
     ];
     const overflowing: string[] = [];
     for (const [device, viewport] of [
@@ -265,7 +606,23 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
           await tab.goto(base + p.url, { waitUntil: "load" });
           const extra = await tab.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
           if (device === "phone" && extra > 0) overflowing.push(`${p.url}: ${extra}px wider than the screen`);
-          if (p.name === "landing" || p.name === "chapter-1" || p.name.startsWith("source")) {
+          if (device === "phone" && p.name.startsWith("source")) {
+            // The facts under the title wrap to the screen: no sideways scrolling inside them either.
+            const facts = await tab.evaluate(() => {
+              const el = document.querySelector(
+                ".vp-doc h1 ~ :is(.source-facts, table)",
+              ) as HTMLElement | null;
+              if (!el) return "no facts";
+              const right = Math.max(
+                ...[...el.querySelectorAll("*")].map((c) => c.getBoundingClientRect().right),
+              );
+              return el.scrollWidth > el.clientWidth + 1 || right > window.innerWidth + 1
+                ? `${el.scrollWidth - el.clientWidth}px wider than their box, reaching ${Math.round(right)}px`
+                : "";
+            });
+            if (facts) overflowing.push(`${p.url} facts: ${facts}`);
+          }
+          if (p.name === "landing" || p.name === "chapter-1" || p.name.startsWith("source-")) {
             await tab.screenshot({ path: join(shots, `${p.name}-${device}.png`) });
           }
         }
@@ -277,3 +634,104 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
     expect(overflowing).toEqual([]);
   }, 120_000);
 });
+
+/** One diagram as drawn: its labels that spill out of their boxes, and its smallest text. */
+interface DiagramReport {
+  index: number;
+  kind: string;
+  labels: number;
+  overflowing: string[];
+  /** The smallest text of the diagram in CSS pixels as drawn (its font size times the drawing's scale). */
+  minTextPx: number;
+  /** The same text's font size at the diagram's natural size. */
+  naturalMinTextPx: number;
+  /** Whether the diagram offers a way to open it at full size. */
+  fullSize: boolean;
+}
+
+/**
+ * Runs in the page: measures every diagram under `selector` (each holding one mermaid SVG).
+ * A label is the text of a foreignObject (flowchart and state labels) or an SVG `<text>` that sits
+ * in a box (sequence actors and notes); its box is the node's shape and the foreignObject itself.
+ * The text's extent is measured with a Range over its characters, so a clipped line still counts.
+ */
+function measureDiagrams(selector: string): DiagramReport[] {
+  const tolerance = 1;
+  type Box = { left: number; top: number; right: number; bottom: number };
+  const inside = (a: Box, b: Box) =>
+    a.left >= b.left - tolerance &&
+    a.top >= b.top - tolerance &&
+    a.right <= b.right + tolerance &&
+    a.bottom <= b.bottom + tolerance;
+  const union = (boxes: Box[]): Box | undefined =>
+    boxes.length === 0
+      ? undefined
+      : {
+          left: Math.min(...boxes.map((b) => b.left)),
+          top: Math.min(...boxes.map((b) => b.top)),
+          right: Math.max(...boxes.map((b) => b.right)),
+          bottom: Math.max(...boxes.map((b) => b.bottom)),
+        };
+  const textBox = (el: Element): Box | undefined => {
+    const range = document.createRange();
+    range.selectNodeContents(el);
+    const r = range.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 ? r : undefined;
+  };
+  const describe = (el: Element, text: Box, shape: Box) =>
+    `"${(el.textContent ?? "").trim().slice(0, 40)}" text ${Math.round(text.top)}–${Math.round(text.bottom)} ` +
+    `× ${Math.round(text.left)}–${Math.round(text.right)}, box ${Math.round(shape.top)}–${Math.round(shape.bottom)} ` +
+    `× ${Math.round(shape.left)}–${Math.round(shape.right)}`;
+  return [...document.querySelectorAll(selector)].map((container, index) => {
+    const svg = container.querySelector("svg") as SVGSVGElement;
+    const drawn = svg.getBoundingClientRect();
+    const natural = svg.viewBox.baseVal?.width || drawn.width;
+    const scale = drawn.width / natural;
+    const overflowing: string[] = [];
+    let labels = 0;
+    for (const fo of svg.querySelectorAll("foreignObject")) {
+      const text = textBox(fo);
+      if (!text) continue;
+      labels++;
+      const frame = fo.getBoundingClientRect();
+      if (!inside(text, frame)) overflowing.push(describe(fo, text, frame));
+      const group = fo.closest("g.node, g.cluster");
+      if (!group) continue;
+      const shapes = [...group.querySelectorAll("rect, polygon, path, circle, ellipse")]
+        .filter((s) => !s.closest("foreignObject, g.label, g.cluster-label"))
+        .map((s) => s.getBoundingClientRect())
+        .filter((r) => r.width > 0 && r.height > 0);
+      const shape = union(shapes);
+      if (shape && !inside(text, shape)) overflowing.push(describe(fo, text, shape));
+    }
+    for (const t of svg.querySelectorAll("text")) {
+      const text = textBox(t);
+      if (!text) continue;
+      const cx = (text.left + text.right) / 2;
+      const cy = (text.top + text.bottom) / 2;
+      const box = [...(t.parentElement?.children ?? [])]
+        .filter((c) => c.tagName.toLowerCase() === "rect")
+        .map((c) => c.getBoundingClientRect())
+        .find((r) => r.width > 0 && cx >= r.left && cx <= r.right && cy >= r.top && cy <= r.bottom);
+      labels++;
+      if (box && !inside(text, box)) overflowing.push(describe(t, text, box));
+    }
+    const sizes: number[] = [];
+    for (const el of svg.querySelectorAll("*")) {
+      if (["style", "title", "desc"].includes(el.tagName.toLowerCase())) continue;
+      const ownText = [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent?.trim());
+      if (ownText) sizes.push(Number.parseFloat(getComputedStyle(el).fontSize));
+    }
+    const naturalMin = sizes.length ? Math.min(...sizes) : 0;
+    const figure = container.closest(".diagram");
+    return {
+      index,
+      kind: svg.getAttribute("aria-roledescription") ?? "",
+      labels,
+      overflowing,
+      minTextPx: naturalMin * scale,
+      naturalMinTextPx: naturalMin,
+      fullSize: Boolean(figure?.querySelector(".diagram-open")),
+    };
+  });
+}

@@ -15,9 +15,15 @@
  * the code up to the next such comment, highlighted with line numbers that are the file's own.
  * Comments deeper inside a function stay in the code: they explain a line, not a step.
  *
+ * Test harnesses, shared suites and benchmarks live in `testing/` folders (as upstream keeps
+ * `pkg/storage/testing/`). They are real code with headers and upstream counterparts, so they keep
+ * their pages — reachable from the upstream map's own section for them and from each other — but
+ * they are off the learner's path: the "Read the code" list, the chapters' Upstream boxes and the
+ * "imported by" lines of the other pages leave them out (`isTestingFile`).
+ *
  * Invariants:
  * - a page exists for every non-test `.ts` file of `code/`, at any depth (code/a/b/c.ts →
- *   /docs/source/a/b/c);
+ *   /docs/source/a/b/c), `testing/` folders included; `testdata/` (inputs for tests) has none;
  * - every line of the file appears on its page exactly once, in order, as prose or as numbered
  *   code — except the `#region` markers between sections, which only serve chapter pages.
  *
@@ -41,6 +47,11 @@ export interface SourcePage {
 /** The deepest page path the dynamic routes under docs/source/ serve (folders + file name). */
 export const maxDepth = 4;
 
+/** A file under a `testing/` folder: a test harness, a shared suite or a benchmark. */
+export function isTestingFile(file: string): boolean {
+  return file.split("/").includes("testing");
+}
+
 /** The site URL of a code file's page, or undefined when it has none. */
 export function sourceUrl(file: string): string | undefined {
   const m = /^code\/((?:[a-z0-9-]+\/)+)([a-z0-9.-]+)\.ts$/.exec(file);
@@ -60,9 +71,28 @@ export function importsOf(base: string, file: string): string[] {
   return [...found].sort();
 }
 
+/** A path that may wrap after its slashes on a narrow screen (rather than mid-name). */
+const wrappable = (path: string) => path.replace(/\//g, "/<wbr>");
+
+/** A code file as inline code that wraps at its slashes, linked to its page when it has one. */
 function link(file: string): string {
   const url = sourceUrl(file);
-  return url ? `[\`${file}\`](${url})` : `\`${file}\``;
+  const code = `<code>${wrappable(file)}</code>`;
+  return url ? `<a href="${url}">${code}</a>` : code;
+}
+
+/**
+ * The facts under a page's title, as a list of "name value" lines (a table would need a header
+ * row it has nothing to put in, and could not wrap on a phone); `<br>` starts a continuation line.
+ */
+function facts(items: [name: string, value: string][]): string[] {
+  return [
+    '<div class="source-facts">',
+    "",
+    ...items.map(([name, value]) => `- <span class="source-fact">${name}</span> ${value}`),
+    "",
+    "</div>",
+  ];
 }
 
 // #region sections
@@ -220,7 +250,10 @@ function makePages(base: string, files: string[], chapters: ReturnType<typeof li
         ? `[${u.path.replace(/^staging\/src\//, "")}](${u.url})${u.names ? ` — ${escapeProse(u.names)}` : ""}`
         : escapeProse(raw);
     };
-    const importedBy = files.filter((f) => imports.get(f)?.includes(file));
+    // A harness importing this file is not part of the learner's walk through the code.
+    const importedBy = files.filter(
+      (f) => imports.get(f)?.includes(file) && (isTestingFile(file) || !isTestingFile(f)),
+    );
     const lines = [
       // The code is the page: no outline column beside it, so prose and code have room.
       "---",
@@ -232,22 +265,26 @@ function makePages(base: string, files: string[], chapters: ReturnType<typeof li
       "",
       header?.summary ? `> ${escapeProse(header.summary)}` : "",
       "",
-      "| | |",
-      "|---|---|",
-      `| file | \`${file}\` |`,
-      `| built in | ${header?.chapter ? chapterLink(header.chapter) : "—"} |`,
-      `| upstream | ${
-        header?.upstream.length
-          ? header.upstream
-              .map(
-                (u) =>
-                  `[${u.path.replace(/^staging\/src\//, "")}](${u.url}) ${u.names ? `(${escapeProse(u.names)})` : ""}`,
-              )
-              .join("<br>")
-          : `none — ${header?.noUpstream ?? "not stated"}`
-      } |`,
-      `| imports | ${(imports.get(file) ?? []).map(link).join(", ") || "—"} |`,
-      `| imported by | ${importedBy.map(link).join(", ") || "—"} |`,
+      ...facts([
+        [
+          "file",
+          `<code>${wrappable(file)}</code>${isTestingFile(file) ? " — a test harness or benchmark, off the learner's path" : ""}`,
+        ],
+        ["built in", header?.chapter ? chapterLink(header.chapter) : "—"],
+        [
+          "upstream",
+          header?.upstream.length
+            ? header.upstream
+                .map(
+                  (u) =>
+                    `[${wrappable(u.path.replace(/^staging\/src\//, ""))}](${u.url})${u.names ? ` (${escapeProse(u.names)})` : ""}`,
+                )
+                .join("<br>")
+            : `none — ${escapeProse(header?.noUpstream ?? "not stated")}`,
+        ],
+        ["imports", (imports.get(file) ?? []).map(link).join(", ") || "—"],
+        ["imported by", importedBy.map(link).join(", ") || "—"],
+      ]),
       "",
       "The file's comments are on the left, the code they explain on the right (stacked on a narrow",
       "screen); line numbers are the file's own.",

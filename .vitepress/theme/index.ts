@@ -1,6 +1,8 @@
 /**
- * The site theme: VitePress's default theme plus a "see the code" footer on every page and the
- * `<UpstreamBox chapter="…"/>` component chapter pages use for their "Upstream" section.
+ * The site theme: VitePress's default theme plus a "see the code" footer on every page, the
+ * `<UpstreamBox chapter="…"/>` component chapter pages use for their "Upstream" section, the
+ * `<CourseMap/>` of which chapters exist and which are coming (see ../course-plan.ts), and the
+ * `<MermaidDiagram>` every ```` ```mermaid ```` block becomes (see ../diagrams.ts).
  *
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
@@ -8,6 +10,8 @@
 import type { Theme } from "vitepress";
 import DefaultTheme from "vitepress/theme";
 import { h } from "vue";
+import CourseMap from "./CourseMap.vue";
+import MermaidDiagram from "./MermaidDiagram.vue";
 import SeeTheCode from "./SeeTheCode.vue";
 import UpstreamBox from "./UpstreamBox.vue";
 import "./style.css";
@@ -17,6 +21,8 @@ export default {
   Layout: () => h(DefaultTheme.Layout, null, { "doc-footer-before": () => h(SeeTheCode) }),
   enhanceApp({ app }) {
     app.component("UpstreamBox", UpstreamBox);
-    // mermaid itself is loaded by ../mermaid-runtime.ts, with its automatic scan turned off.
+    app.component("CourseMap", CourseMap);
+    // mermaid itself is loaded by ../mermaid-runtime.ts the first time a diagram draws.
+    app.component("MermaidDiagram", MermaidDiagram);
   },
 } satisfies Theme;
