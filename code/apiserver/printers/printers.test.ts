@@ -3,16 +3,16 @@ import type { KubeObject } from "../../api/meta.ts";
 import { convertToTable } from "./printers.ts";
 
 const now = new Date("2024-05-01T12:00:00Z");
-const cm = (name: string): KubeObject => ({
-  apiVersion: "v1",
-  kind: "ConfigMap",
-  metadata: { name, namespace: "default", resourceVersion: "42", creationTimestamp: "2024-05-01T11:59:00Z" },
-  data: { a: "1" },
-});
+/** An object of a kind no printer knows. */
+const widget: KubeObject = {
+  apiVersion: "example.com/v1",
+  kind: "Widget",
+  metadata: { name: "w", creationTimestamp: "2024-05-01T11:59:00Z" },
+};
 
 describe("the printer table", () => {
   it("a resource without a printer gets upstream's default table", () => {
-    const t = convertToTable("example.com", "widgets", [cm("w")], now);
+    const t = convertToTable("example.com", "widgets", [widget], now);
     expect(t.columnDefinitions.map((c) => [c.name, c.type, c.format])).toEqual([
       ["Name", "string", "name"],
       ["Created At", "date", ""],
