@@ -10,11 +10,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GrpcEtcdClient } from "../code/apiserver/storage/etcd-client.ts";
 import { startEtcd } from "../code/store/embed/etcd.ts";
+
+import { freePort } from "../code/testing/ports.ts";
+
+export { freePort };
 
 /** Where the API servers of one run keep their objects: `etcdServers`, or none (embedded). */
 export interface Backend {
@@ -37,18 +40,6 @@ export async function ourEtcdBackend(): Promise<Backend> {
   });
   if (etcd instanceof Error) throw etcd;
   return { etcdServers: [`http://${etcd.clientAddresses[0]}`], close: () => etcd.close() };
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** The real etcd binary on two free loopback ports with a temporary data directory. */

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
+import { freePort } from "../testing/ports.ts";
 import { FlagError, parseAPIServerFlags } from "./kube-apiserver.ts";
 import { startCommand, waitFor } from "./testing/command-process.ts";
 
@@ -113,16 +113,6 @@ describe("the kube-apiserver command", () => {
     expect(p.stderr().trim().split("\n")).toHaveLength(1);
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describeWithTools("kube-apiserver --etcd-servers with the real etcd", ["etcd"], (tools) => {
   it("keeps its objects in etcd: they outlive the API server", async () => {

@@ -38,7 +38,6 @@ import { randomInt, randomUUID } from "node:crypto";
 import { type FieldError, GoValue, invalid, required } from "../../api/field-errors.ts";
 import type { KubeObject, Status } from "../../api/meta.ts";
 import {
-  errorToAPIStatus,
   type GroupResource,
   isStatusError,
   newAlreadyExists,

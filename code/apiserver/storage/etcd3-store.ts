@@ -35,7 +35,6 @@
  */
 import type { KubeObject } from "../../api/meta.ts";
 import type { Compare, RangeResponse } from "../../store/etcdserverpb/rpc.ts";
-import type { KeyValue } from "../../store/mvccpb/kv.ts";
 import {
   errorToAPIStatus,
   type GroupResource,

@@ -53,10 +53,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent, type IncomingMessage, request } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../testing/ports.ts";
 import { type APIServerOptions, startAPIServer } from "../server.ts";
 
 const etcdBinary = "/usr/bin/etcd";
@@ -186,18 +186,6 @@ async function startTarget(name: string, options: APIServerOptions, watch: boole
       return stopChild(child);
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** A real single-member etcd on loopback, temp data dir; resolves once it serves clients. */

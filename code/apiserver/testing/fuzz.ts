@@ -20,21 +20,10 @@
  */
 import { request } from "node:http";
 import { stringify as toYAML } from "yaml";
+import { mulberry32 } from "../../testing/random.ts";
 import { encodeProtobuf } from "./schema-values.ts";
 
 // #region random
-/** mulberry32: a small seeded generator, so a seed replays the same requests. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 class Random {
   constructor(readonly next: () => number) {}
   int(n: number): number {
@@ -465,7 +454,7 @@ const queries = [
 
 /** Request number `index` of the run seeded with `seed`. */
 export function fuzzRequest(seed: number, index: number): FuzzRequest {
-  const r = new Random(rng(seed * 1_000_003 + index));
+  const r = new Random(mulberry32(seed * 1_000_003 + index));
   const sample = r.pick(samples);
   const query = r.chance(0.4) ? `?${r.pick(queries)}${r.chance(0.3) ? `&${r.pick(queries)}` : ""}` : "";
   const name = r.chance(0.2) ? r.pick(badNames) : String((sample.object().metadata as { name: string }).name);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../../testing/random.ts";
 import type { WatchResponse } from "../etcdserverpb/rpc.ts";
 import { toBytes, toText } from "../pkg/bytes.ts";
 import { FakeClock } from "../pkg/clock.ts";
@@ -224,18 +225,6 @@ describe("WatchableStore: progress", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface ModelEvent {
   rev: number;
   type: "PUT" | "DELETE";
@@ -266,7 +255,7 @@ function matches(w: { key: string; end?: string }, key: string): boolean {
 describe("WatchableStore: randomized interleaving of writes, watchers, slow readers, compaction", () => {
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     it(`watchers see every matching event exactly once, in order, revisions whole (seed ${seed})`, () => {
-      const rand = rng(seed);
+      const rand = mulberry32(seed);
       const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
       const clock = new FakeClock();
       const store = new WatchableStore({ clock, watchBatchMaxRevs: 3, maxWatchersPerSync: 3 });

@@ -8,11 +8,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../scripts/external-tools.ts";
+import { freePort } from "../../testing/ports.ts";
 import { type Etcd, startEtcd } from "../embed/etcd.ts";
 import { Endpoint, formatMismatch, type Mismatch, runSeed } from "./differential.ts";
 
@@ -25,18 +25,6 @@ function seedsToRun(): number[] {
   return Array.from({ length: n }, (_, i) => i + 1);
 }
 const opsPerSeed = Number(process.env.DIFF_OPS ?? defaultOpsPerSeed);
-
-/** A port nobody listens on right now (etcd needs its peer and client ports up front). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface RealEtcd {
   address: string;

@@ -39,11 +39,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Etcd3 } from "etcd3";
+import { freePort } from "../../testing/ports.ts";
 import { type Etcd, startEtcd } from "../embed/etcd.ts";
 import { defaultMendAuthority } from "../v3rpc/grpc.ts";
 
@@ -209,18 +209,6 @@ async function startOursInProcess(mendAuthority: boolean, name: string): Promise
   if (started instanceof Error) throw started;
   const etcd: Etcd = started;
   return { name, mendAuthority, endpoint: etcd.clientAddresses[0], close: () => etcd.close() };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function startRealEtcd(): Promise<Target> {

@@ -15,21 +15,11 @@
  * @upstream none — a course test harness (etcd's tests/robustness/traffic/, after v3.5, does the same job)
  * @chapter 01-etcd-watch
  */
+
+import { mulberry32 } from "../../testing/random.ts";
 import { type Msg, plain } from "./validate.ts";
 
 // #region prng
-/** mulberry32: a tiny, fast PRNG; the same seed gives the same traffic on every machine. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 class Rand {
   readonly next: () => number;
   constructor(seed: number) {
