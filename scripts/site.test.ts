@@ -370,7 +370,7 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
             await figure.screenshot({ path: join(shots, `${slug}-${r.index + 1}-${mode.name}.png`) });
             if (r.fullSize) {
               // The full-size view: the same diagram, every label whole, text at its natural size.
-              await tab.locator(".diagram-open").nth(r.index).click();
+              await tab.locator(".diagram").nth(r.index).locator(".diagram-open").click();
               const dialog = tab.locator("dialog[open] .diagram-full");
               await dialog.waitFor({ timeout: 5_000 });
               const [full] = await tab.evaluate(measureDiagrams, "dialog[open] .diagram-full");
