@@ -19,7 +19,7 @@ import githubDark from "@shikijs/themes/github-dark";
 import githubLight from "@shikijs/themes/github-light";
 import { type DefaultTheme, defineConfig, type MarkdownEnv, type MarkdownRenderer } from "vitepress";
 import { listChapters } from "../scripts/course.ts";
-import { sourcePages, sourceUrl } from "../scripts/source-pages.ts";
+import { type SourcePage, sourcePages, sourceUrl } from "../scripts/source-pages.ts";
 import { diagramFences } from "./diagrams.ts";
 import { onePassDualTheme } from "./highlight.ts";
 import { mermaidFromDist } from "./mermaid-assets.ts";
@@ -61,6 +61,15 @@ function renderForSearch(src: string, env: MarkdownEnv, md: MarkdownRenderer): s
 /** The site's markdown renderer, kept when VitePress creates it (the search index renders with it too). */
 let siteMarkdown: MarkdownRenderer | undefined;
 
+/** The source pages by the path VitePress gives them (`docs/source/store/mvcc/kvstore.md`). */
+let byPath: { pages: SourcePage[]; map: Map<string, SourcePage> } | undefined;
+function sourcePagesByPath(): Map<string, SourcePage> {
+  const pages = sourcePages(srcDir);
+  if (byPath?.pages !== pages)
+    byPath = { pages, map: new Map(pages.map((p) => [`${p.url.slice(1)}.md`, p])) };
+  return byPath.map;
+}
+
 /**
  * The search sections of an annotated-source page, which has no markdown file (see search.ts);
  * undefined for every other page, which VitePress then splits itself.
@@ -71,7 +80,7 @@ function sourcePageSections(file: string) {
     .split("\\")
     .join("/");
   if (!relativePath.startsWith("docs/source/") || existsSync(file) || !siteMarkdown) return undefined;
-  const page = sourcePages(srcDir).find((p) => `${p.url.slice(1)}.md` === relativePath);
+  const page = sourcePagesByPath().get(relativePath);
   if (!page) return undefined;
   return pageSections(
     renderForSearch(page.markdown, { path: file, relativePath, cleanUrls: false }, siteMarkdown),

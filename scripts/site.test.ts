@@ -352,9 +352,6 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
           );
           const reports = await tab.evaluate(measureDiagrams, ".mermaid");
           expect(reports.length, page.url).toBe(expected);
-          // Only a diagram drawn smaller than its natural size has an "Open full size" button, so the
-          // n-th button belongs to the n-th such diagram, not to the n-th diagram.
-          let button = 0;
           for (const r of reports) {
             measured++;
             const where = `${page.url} diagram ${r.index + 1} (${r.kind})`;
@@ -373,7 +370,7 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
             await figure.screenshot({ path: join(shots, `${slug}-${r.index + 1}-${mode.name}.png`) });
             if (r.fullSize) {
               // The full-size view: the same diagram, every label whole, text at its natural size.
-              await tab.locator(".diagram-open").nth(button++).click();
+              await tab.locator(".diagram").nth(r.index).locator(".diagram-open").click();
               const dialog = tab.locator("dialog[open] .diagram-full");
               await dialog.waitFor({ timeout: 5_000 });
               const [full] = await tab.evaluate(measureDiagrams, "dialog[open] .diagram-full");
