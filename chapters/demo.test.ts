@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { colorEnabled, cut, demoOutput, runTool, within } from "./demo.ts";
-import { runDemoToEnd } from "./testing/demo-process.ts";
+import { runDemoToEnd } from "./demo-process.ts";
 
 /** A stream that keeps what is written; `isTTY` as a terminal, a pipe or a file would say. */
 function stream(isTTY: boolean | undefined) {

@@ -2,7 +2,7 @@
 // step must appear, in order — history before live events, the compacted error for a read and for
 // a watch, the lease's keys deleted together, the torn tail cut off and the damage refused.
 import { beforeAll, describe, expect, it } from "vitest";
-import { lineOf, runDemoToEnd } from "../testing/demo-process.ts";
+import { lineOf, runDemoToEnd } from "../demo-process.ts";
 
 describe("npm run chapter -- 1 --once", () => {
   let out: { code: number | null; stdout: string; stderr: string };

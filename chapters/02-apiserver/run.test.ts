@@ -11,7 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYAML } from "yaml";
 import { describeWithTools } from "../../scripts/external-tools.ts";
-import { lineOf, runDemoToEnd, startDemo } from "../testing/demo-process.ts";
+import { lineOf, runDemoToEnd, startDemo } from "../demo-process.ts";
 
 // The demo writes to .tmp/chapter-02 of the course; the tests move that (CHAPTER_TMP) to a
 // directory of their own, so that they never rewrite the kubeconfig of a demo the learner runs.

@@ -1,6 +1,7 @@
 /**
  * The certificate list — every identity of the cluster, with the file it lives in, the subject
  * the authorizers will read and the SANs a client will check.
+ * Mirrors kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go.
  *
  * Solves: the API server's x509 authenticator turns a client certificate into a user — CN is the
  * user name, each O a group — so a certificate *is* an identity, and RBAC's default bindings and

@@ -1,6 +1,7 @@
 /**
  * The bad-input fuzz harness — seeded, reproducible malformed requests against a running API
  * server, and the one rule every answer must keep: a client's mistake is a 4xx Status.
+ * No upstream counterpart: test harness (upstream fuzzes its codecs with apimachinery's fuzzer).
  *
  * Solves:
  * - hand-written tests cover the mistakes someone thought of; a learner (or a broken client)

@@ -1,6 +1,7 @@
 /**
  * Schema values — a fully populated object of a kind, generated from the kind's OpenAPI schema
  * (openapi.ts), and the same object encoded as protobuf the way kubectl would send it.
+ * No upstream counterpart: test harness.
  *
  * Solves: "every field of every served kind round-trips through JSON, YAML and protobuf" is a
  * claim about hundreds of fields; a test can only make it by walking the published schema and

@@ -1,6 +1,7 @@
 /**
  * Shutdown signals — the first SIGINT or SIGTERM asks the command to stop cleanly; a second one
  * exits at once, with 1.
+ * Mirrors kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/signal.go.
  *
  * Solves:
  * - Ctrl-C (SIGINT) and `kill` (SIGTERM) must stop a component cleanly — open watches end, the

@@ -9,10 +9,10 @@
  * @chapter 00-life-of-a-pod
  */
 import { fileURLToPath } from "node:url";
-import { type CommandProcess, startCommand } from "../../code/cmd/testing/command-process.ts";
+import { type CommandProcess, startCommand } from "../code/cmd/testing/command-process.ts";
 
 /** A chapter's demo file, by folder: `chapters/01-etcd-watch/run.ts`. */
-export const demoFile = (chapter: string) => fileURLToPath(new URL(`../${chapter}/run.ts`, import.meta.url));
+export const demoFile = (chapter: string) => fileURLToPath(new URL(`./${chapter}/run.ts`, import.meta.url));
 
 /** Starts a chapter's demo with NO_COLOR set; `env` is added (e.g. a PATH without kubectl). */
 export function startDemo(chapter: string, args: string[], env: NodeJS.ProcessEnv = {}): CommandProcess {
