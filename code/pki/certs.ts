@@ -2,6 +2,7 @@
  * ensurePKI — make, or complete, or check the cluster's PKI directory: the CA, the API server's
  * serving certificate, a client certificate and kubeconfig for every identity, and the
  * service-account key pair.
+ * Mirrors upstream's kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certs.go.
  *
  * Solves:
  * - the learner runs it once and gets everything chapter 3's secured API server and every later

@@ -1,6 +1,7 @@
 /**
  * PKIError — why the PKI directory cannot be used as it is, as a value: which file, what is wrong
  * with it (in kubeadm's words where kubeadm has them), and what to do.
+ * Mirrors the errors of upstream's kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certs.go.
  *
  * Solves: a re-run finds files it did not just write. A certificate whose key does not match, that
  * our CA did not sign, or that names another identity must not be silently replaced — the learner

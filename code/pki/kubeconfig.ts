@@ -1,6 +1,7 @@
 /**
  * Kubeconfig — the file a client (kubectl, a controller, a kubelet) reads to find the API server,
  * trust its certificate and prove who it is.
+ * Mirrors upstream's kubernetes/kubernetes cmd/kubeadm/app/phases/kubeconfig/kubeconfig.go.
  *
  * Solves: a component needs three things to talk to the API server over TLS — the URL, the CA
  * that signed the server's certificate, and its own client certificate and key. A kubeconfig

@@ -2,6 +2,7 @@
  * PKI helpers — make a key, a self-signed CA and certificates signed by it; read them back from
  * PEM; and answer the questions a re-run must ask of files it finds (does this key belong to
  * this certificate? did our CA sign it? does it say what we would write?).
+ * Mirrors upstream's kubernetes/kubernetes cmd/kubeadm/app/util/pkiutil/pki_helpers.go.
  *
  * Solves:
  * - every component of the cluster proves who it is with a certificate the API server trusts, so

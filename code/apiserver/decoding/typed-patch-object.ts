@@ -3,7 +3,7 @@
  * before it is merged, as structured-merge-diff checks it when the field manager converts it to a
  * typed value (`failed to create typed patch object (default/web; /v1, Kind=Pod): .spec.foo:
  * field not declared in schema`).
- * Mirrors kubernetes-sigs/structured-merge-diff typed/validate.go.
+ * Mirrors upstream's kubernetes-sigs/structured-merge-diff typed/validate.go.
  *
  * Solves:
  * - an apply body is read as untyped YAML, so nothing else refuses `spec.foo` or

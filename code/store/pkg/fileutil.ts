@@ -1,5 +1,6 @@
 /**
  * File utilities — making bytes durable, and writing them whole.
+ * Mirrors etcd-io/etcd client/pkg/fileutil/ (sync_linux.go, preallocate.go).
  *
  * Solves:
  * - the WAL and the snapshotter must know when bytes survive a power cut: `fsync` for a file's

@@ -1,5 +1,6 @@
 /**
  * Decoder — reading a segment's records back, and telling a torn write from damage.
+ * Mirrors etcd-io/etcd server/wal/decoder.go.
  *
  * Solves:
  * - on start, recovery needs every record of every segment, in order, as far as the bytes on disk

@@ -1,5 +1,6 @@
 /**
  * FilePipeline — the next WAL segment, preallocated in the background before the log needs it.
+ * Mirrors etcd-io/etcd server/wal/file_pipeline.go.
  *
  * Solves:
  * - an fdatasync after appending to a growing file must also commit its new size and blocks,
