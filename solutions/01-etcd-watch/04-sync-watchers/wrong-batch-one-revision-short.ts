@@ -2,8 +2,9 @@
 // `revs + 1 >= maxRevs` where etcd's is "this revision would be number maxRevs + 1". Plausible
 // because off-by-one limits look alike; but every catch-up response then carries one revision
 // fewer than etcd's, and a watcher far behind needs more rounds to catch up.
-import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { EventBatch } from "../../../code/store/mvcc/watcher-group.ts";
 import type { Event } from "../../../code/store/mvccpb/kv.ts";
+import { newWatcherBatchWith, reference } from "./watcher-batch.ts";
 
 function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   if (eb.moreRev !== 0) return; // already full
@@ -18,18 +19,4 @@ function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   eb.evs.push(ev);
 }
 
-export function newWatcherBatch(wg: WatcherGroup, evs: Event[], maxRevs: number): WatcherBatch {
-  const wb: WatcherBatch = new Map();
-  for (const ev of evs) {
-    for (const w of wg.watcherSetByKey(ev.kv.key)) {
-      if (ev.kv.modRevision < w.minRev) continue;
-      let eb = wb.get(w);
-      if (!eb) {
-        eb = { evs: [], revs: 0, moreRev: 0 };
-        wb.set(w, eb);
-      }
-      add(eb, ev, maxRevs);
-    }
-  }
-  return wb;
-}
+export const newWatcherBatch = newWatcherBatchWith({ ...reference, add });

@@ -1,7 +1,7 @@
 // Mistake: moreRev is set to the last revision that fitted instead of the first one left out, so the next round starts one revision early and sends it again.
-
-import type { EventBatch, WatcherBatch, WatcherGroup } from "../../../code/store/mvcc/watcher-group.ts";
+import type { EventBatch } from "../../../code/store/mvcc/watcher-group.ts";
 import type { Event } from "../../../code/store/mvccpb/kv.ts";
+import { newWatcherBatchWith, reference } from "./watcher-batch.ts";
 
 function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   if (eb.moreRev !== 0) return; // already full
@@ -15,18 +15,4 @@ function add(eb: EventBatch, ev: Event, maxRevs: number): void {
   eb.evs.push(ev);
 }
 
-export function newWatcherBatch(wg: WatcherGroup, evs: Event[], maxRevs: number): WatcherBatch {
-  const wb: WatcherBatch = new Map();
-  for (const ev of evs) {
-    for (const w of wg.watcherSetByKey(ev.kv.key)) {
-      if (ev.kv.modRevision < w.minRev) continue;
-      let eb = wb.get(w);
-      if (!eb) {
-        eb = { evs: [], revs: 0, moreRev: 0 };
-        wb.set(w, eb);
-      }
-      add(eb, ev, maxRevs);
-    }
-  }
-  return wb;
-}
+export const newWatcherBatch = newWatcherBatchWith({ ...reference, add });
