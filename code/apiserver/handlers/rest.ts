@@ -26,6 +26,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
+import type { UserInfo } from "../authn/user.ts";
 import { errorToAPIStatus, newBadRequest, newInvalid, newRequestEntityTooLargeError } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { canonicalJSON } from "../patch/json-value.ts";
@@ -51,6 +52,8 @@ export interface RequestScope {
   decodeProtobuf?: ProtobufDecoder;
   /** Applies defaults to a decoded body (upstream defaults during decode). */
   setDefaults: (obj: KubeObject) => void;
+  /** Who sent the request, as authentication decided (chapter 3); absent on the insecure port. */
+  user?: UserInfo;
 }
 
 // #region read-body
