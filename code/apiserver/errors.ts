@@ -131,7 +131,12 @@ export const newForbidden = (gr: GroupResource, name: string, err: string): Stat
   failure(
     403,
     "Forbidden",
-    name ? `${qualified(gr)} "${name}" is forbidden: ${err}` : `${qualified(gr)} is forbidden: ${err}`,
+    // A non-resource request (`/healthz`) has no resource to name: `forbidden: …`.
+    !gr.resource
+      ? `forbidden: ${err}`
+      : name
+        ? `${qualified(gr)} "${name}" is forbidden: ${err}`
+        : `${qualified(gr)} is forbidden: ${err}`,
     { name, group: gr.group, kind: gr.resource },
   );
 

@@ -39,8 +39,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
+import type { Authenticator } from "./authn/authenticator.ts";
+import type { Authorizer } from "./authz/authorizer.ts";
 import { serveDiscovery } from "./discovery.ts";
 import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
+import { authenticateRequest } from "./filters/authentication.ts";
+import { authorizeRequest, authorizerAttributes } from "./filters/authorization.ts";
 import { createResource } from "./handlers/create.ts";
 import { deleteResource } from "./handlers/delete.ts";
 import { deleteCollection } from "./handlers/deletecollection.ts";
@@ -82,6 +86,10 @@ export interface APIServerOptions {
   watchCache?: boolean;
   /** `--etcd-compaction-interval` in milliseconds (default 5 minutes; 0 never compacts). */
   compactionIntervalMs?: number;
+  /** Chapter 3: who sent a request (absent: everyone is the insecure port's superuser). */
+  authenticator?: Authenticator;
+  /** Chapter 3: may they do it (absent: AlwaysAllow). */
+  authorizer?: Authorizer;
 }
 
 export interface APIServer {
@@ -105,7 +113,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
 
   const log = opts.log ?? (() => {});
   const server = createServer((req, res) => {
-    void handle(stores, req, res, log);
+    void handle(stores, req, res, log, opts);
   });
   const host = opts.insecureBindAddress ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -153,6 +161,7 @@ async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   log: (line: string) => void,
+  opts: APIServerOptions,
 ): Promise<void> {
   const started = process.hrtime.bigint();
   let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
@@ -162,6 +171,9 @@ async function handle(
   res.once("close", () => log(httpLogLine(req, res, info, started, auditID)));
   try {
     info = parseRequestInfo(req);
+    // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
+    const user = await authenticateRequest(req, opts.authenticator);
+    await authorizeRequest(authorizerAttributes(user, info), opts.authorizer);
     if (serveDiscovery(req, res)) return;
     if (["/healthz", "/livez", "/readyz"].includes(info.path.replace(/\/+$/, ""))) {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
@@ -186,6 +198,7 @@ async function handle(
       output: negotiateOutput(req.headers.accept),
       decodeProtobuf,
       setDefaults,
+      user,
     };
     if (info.subresource) await serveSubresource(scope);
     else await serveResource(scope);
