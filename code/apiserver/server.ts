@@ -39,6 +39,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
+import type { AdmissionChain } from "./admission/chain.ts";
+import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
 import type { Authorizer } from "./authz/authorizer.ts";
 import { serveDiscovery } from "./discovery.ts";
@@ -90,6 +92,8 @@ export interface APIServerOptions {
   authenticator?: Authenticator;
   /** Chapter 3: may they do it (absent: AlwaysAllow). */
   authorizer?: Authorizer;
+  /** Chapter 3: the admission plugins (absent: no admission, as chapters 1–2 run). */
+  admission?: AdmissionOptions;
 }
 
 export interface APIServer {
@@ -112,8 +116,9 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   await ensureSystemNamespaces(stores.get("/namespaces") as Store);
 
   const log = opts.log ?? (() => {});
+  const admission = opts.admission ? startAdmission(opts.admission, stores, opts, log) : undefined;
   const server = createServer((req, res) => {
-    void handle(stores, req, res, log, opts);
+    void handle(stores, req, res, log, opts, admission);
   });
   const host = opts.insecureBindAddress ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -139,6 +144,29 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
 }
 // #endregion start
 
+/** The admission chain of the enabled plugins, logged as upstream logs it at start. */
+function startAdmission(
+  options: AdmissionOptions,
+  stores: Map<string, Store>,
+  opts: APIServerOptions,
+  log: (line: string) => void,
+): AdmissionChain {
+  const { chain, skipped } = newAdmissionChain(options, {
+    store: (group, resource) => stores.get(`${group}/${resource}`),
+    authorizer: opts.authorizer,
+  });
+  const names = (ps: readonly { name: string }[]) => ps.map((p) => p.name).join(",");
+  log(
+    `Loaded ${chain.mutating.length} mutating admission controller(s) successfully in the following order: ${names(chain.mutating)}.`,
+  );
+  log(
+    `Loaded ${chain.validating.length} validating admission controller(s) successfully in the following order: ${names(chain.validating)}.`,
+  );
+  if (skipped.length > 0)
+    log(`Admission plugins enabled but not built in this miniature (skipped): ${skipped.join(",")}.`);
+  return chain;
+}
+
 async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
   for (const name of systemNamespaces) {
     try {
@@ -162,6 +190,7 @@ async function handle(
   res: ServerResponse,
   log: (line: string) => void,
   opts: APIServerOptions,
+  admission?: AdmissionChain,
 ): Promise<void> {
   const started = process.hrtime.bigint();
   let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
@@ -199,6 +228,7 @@ async function handle(
       decodeProtobuf,
       setDefaults,
       user,
+      admission,
     };
     if (info.subresource) await serveSubresource(scope);
     else await serveResource(scope);

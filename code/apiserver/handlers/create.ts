@@ -17,6 +17,7 @@
 import type { KubeObject } from "../../api/meta.ts";
 import { decodeBody } from "../negotiation.ts";
 import { apiVersionOf } from "../resources.ts";
+import { admitCreate, createValidation } from "./admission.ts";
 import { checkFieldValidation } from "./field-validation.ts";
 import { dryRunParam, type RequestScope, readBody, trackManagedFields, writeObject } from "./rest.ts";
 import { addWarnings } from "./warnings.ts";
@@ -28,8 +29,10 @@ export async function createResource(scope: RequestScope): Promise<void> {
     kind: scope.resource.kind,
   });
   const dryRun = dryRunParam(scope.query, "CreateOptions");
+  await admitCreate(scope, obj);
   const created = await scope.store.create(scope.info.namespace, trackManagedFields(scope, undefined, obj), {
     dryRun,
+    createValidation: createValidation(scope),
   });
   writeObject(scope, 201, created);
 }

@@ -20,15 +20,23 @@
  * @chapter 02-apiserver
  */
 import { type FieldError, invalid, notSupported } from "../../api/field-errors.ts";
+import type { KubeObject } from "../../api/meta.ts";
 import { newBadRequest, newInvalid } from "../errors.ts";
 import { parseJSON } from "../negotiation.ts";
 import type { DeleteOptions } from "../registry/delete.ts";
+import { admitDelete } from "./admission.ts";
 import { boolParam, intParam, type RequestScope, readBody, validateDryRun, writeObject } from "./rest.ts";
 
 // #region delete-handler
 export async function deleteResource(scope: RequestScope): Promise<void> {
   const options = await readDeleteOptions(scope);
-  const { obj, deleted } = await scope.store.delete(scope.info.namespace, scope.info.name, options);
+  const deleteValidation = await admitDelete(scope, options as KubeObject);
+  const { obj, deleted } = await scope.store.delete(
+    scope.info.namespace,
+    scope.info.name,
+    options,
+    deleteValidation,
+  );
   // 202 Accepted only when the object is still there and the client asked for cascading deletion
   // with the old `orphanDependents: false`; upstream keeps 200 for every other not-yet-deleted
   // object (a finalizer, a pod's grace period) so as not to break the clients that expect it.

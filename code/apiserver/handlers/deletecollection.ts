@@ -13,7 +13,10 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go (DeleteCollection)
  * @chapter 02-apiserver
  */
+
+import type { KubeObject } from "../../api/meta.ts";
 import { apiVersionOf } from "../resources.ts";
+import { admitDelete } from "./admission.ts";
 import { readDeleteOptions } from "./delete.ts";
 import { listParams } from "./list.ts";
 import { type RequestScope, withTypeMeta, writeJSON } from "./rest.ts";
@@ -22,7 +25,8 @@ import { type RequestScope, withTypeMeta, writeJSON } from "./rest.ts";
 export async function deleteCollection(scope: RequestScope): Promise<void> {
   const params = listParams(scope.query);
   const options = await readDeleteOptions(scope);
-  const deleted = await scope.store.deleteCollection(scope.info.namespace, params, options);
+  const deleteValidation = await admitDelete(scope, options as KubeObject);
+  const deleted = await scope.store.deleteCollection(scope.info.namespace, params, options, deleteValidation);
   const rv = await scope.store.storage.currentResourceVersion();
   writeJSON(scope.res, 200, {
     kind: `${scope.resource.kind}List`,

@@ -39,6 +39,7 @@ import { patchTypes as patchContentTypes, validatePatchOptions } from "../patch/
 import { applyServerSideApply, decodeApplyPatch } from "../patch/server-side-apply.ts";
 import { applyStrategicMergePatch } from "../patch/strategic-merge-patch.ts";
 import { apiVersionOf } from "../resources.ts";
+import { createValidation, updateValidation, withMutatingAdmission } from "./admission.ts";
 import {
   boolParam,
   dryRunParam,
@@ -85,7 +86,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
   const { obj, created } = await scope.store.update(
     scope.info.namespace,
     scope.info.name,
-    (current) => {
+    withMutatingAdmission(scope, (current) => {
       warnings = [];
       if (isApply) {
         checkApplyConfiguration(
@@ -134,8 +135,14 @@ export async function patchResource(scope: RequestScope): Promise<void> {
       patched.metadata ??= {};
       scope.setDefaults(patched);
       return trackManagedFields(scope, current, patched);
+    }),
+    {
+      strategy,
+      forceAllowCreate: isApply,
+      dryRun: dryRunParam(scope.query, "PatchOptions"),
+      createValidation: createValidation(scope),
+      updateValidation: updateValidation(scope),
     },
-    { strategy, forceAllowCreate: isApply, dryRun: dryRunParam(scope.query, "PatchOptions") },
   );
   addWarnings(scope.res, warnings);
   writeObject(scope, created ? 201 : 200, obj);

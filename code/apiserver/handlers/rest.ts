@@ -26,6 +26,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
+import type { AdmissionChain } from "../admission/chain.ts";
 import type { UserInfo } from "../authn/user.ts";
 import { errorToAPIStatus, newBadRequest, newInvalid, newRequestEntityTooLargeError } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
@@ -54,6 +55,8 @@ export interface RequestScope {
   setDefaults: (obj: KubeObject) => void;
   /** Who sent the request, as authentication decided (chapter 3); absent on the insecure port. */
   user?: UserInfo;
+  /** The admission chain (chapter 3); absent: writes are not admitted (chapters 1–2). */
+  admission?: AdmissionChain;
 }
 
 // #region read-body

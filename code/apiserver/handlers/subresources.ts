@@ -19,6 +19,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler over BindingREST)
  * @chapter 02-apiserver
  */
+
 import { newUnsupportedMediaTypeError } from "../errors.ts";
 import { parseJSON, parseMediaType } from "../negotiation.ts";
 import { applyJSONPatch } from "../patch/json-patch.ts";
@@ -26,6 +27,7 @@ import { applyMergePatch } from "../patch/merge-patch.ts";
 import { type Binding, createBinding } from "../registry/subresources/binding.ts";
 import { podLog } from "../registry/subresources/log.ts";
 import { getScale, type Scale, updateScale } from "../registry/subresources/scale.ts";
+import { admitCreate, createValidation } from "./admission.ts";
 import { decodeRequestObject } from "./create.ts";
 import { type RequestScope, readBody, writeJSON } from "./rest.ts";
 
@@ -65,6 +67,8 @@ export async function patchScaleResource(scope: RequestScope): Promise<void> {
 /** POST .../pods/web/binding: the scheduler's one write (BindingREST.Create); 201 with a Status. */
 export async function createBindingResource(scope: RequestScope): Promise<void> {
   const body = await decodeRequestObject(scope, { apiVersion: "v1", kind: "Binding" }, false);
+  await admitCreate(scope, body, "Binding");
+  await createValidation(scope, "Binding")?.(body);
   writeJSON(
     scope.res,
     201,

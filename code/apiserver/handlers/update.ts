@@ -15,8 +15,9 @@
  */
 import type { KubeObject } from "../../api/meta.ts";
 import { newBadRequest } from "../errors.ts";
-import type { UpdatedObjectFunc } from "../registry/store.ts";
+import type { UpdatedObjectFunc, ValidateObjectFunc, ValidateObjectUpdateFunc } from "../registry/store.ts";
 import { apiVersionOf } from "../resources.ts";
+import { createValidation, updateValidation, withMutatingAdmission } from "./admission.ts";
 import { decodeRequestObject } from "./create.ts";
 import { dryRunParam, type RequestScope, trackManagedFields, writeObject } from "./rest.ts";
 
@@ -29,7 +30,11 @@ export type Updater = (
   namespace: string,
   name: string,
   updated: UpdatedObjectFunc,
-  opts: { dryRun: boolean },
+  opts: {
+    dryRun: boolean;
+    createValidation?: ValidateObjectFunc;
+    updateValidation?: ValidateObjectUpdateFunc;
+  },
 ) => Promise<{ obj: KubeObject; created: boolean }>;
 
 // #region update-handler
@@ -51,8 +56,12 @@ export async function updateResource(scope: RequestScope, updater?: Updater): Pr
   const { obj: stored, created } = await update(
     scope.info.namespace,
     scope.info.name,
-    (current) => trackManagedFields(scope, current, structuredClone(obj)),
-    { dryRun: dryRunParam(scope.query, "UpdateOptions") },
+    withMutatingAdmission(scope, (current) => trackManagedFields(scope, current, structuredClone(obj))),
+    {
+      dryRun: dryRunParam(scope.query, "UpdateOptions"),
+      createValidation: createValidation(scope),
+      updateValidation: updateValidation(scope),
+    },
   );
   writeObject(scope, created ? 201 : 200, stored);
 }

@@ -81,6 +81,11 @@ export interface WatchParams {
 }
 
 /** Turns the current object (undefined: there is none) into the object the client wants stored. */
+/** rest.ValidateObjectFunc: validating admission of the object about to be created or deleted. */
+export type ValidateObjectFunc = (obj: KubeObject) => Promise<void>;
+/** rest.ValidateObjectUpdateFunc: validating admission of an update, with the stored object. */
+export type ValidateObjectUpdateFunc = (obj: KubeObject, old: KubeObject) => Promise<void>;
+
 export type UpdatedObjectFunc = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
 /** Resources whose delete answers with the object rather than a Status (upstream's ReturnDeletedObject). */
@@ -139,8 +144,14 @@ export class Store {
    * Creates the object at its key: the server's fields and the strategy's checks first, then one
    * storage create that fails with 409 AlreadyExists if the key is taken.
    */
-  async create(namespace: string, obj: KubeObject, opts: { dryRun?: boolean } = {}): Promise<KubeObject> {
+  async create(
+    namespace: string,
+    obj: KubeObject,
+    opts: { dryRun?: boolean; createValidation?: ValidateObjectFunc } = {},
+  ): Promise<KubeObject> {
     this.beforeCreate(namespace, obj);
+    // Validating admission (chapter 3) judges the object as it will be stored.
+    await opts.createValidation?.(obj);
     const name = obj.metadata.name as string;
     try {
       return await this.storage.create(this.keyFor(namespace, name), obj, opts.dryRun);
@@ -248,7 +259,15 @@ export class Store {
     namespace: string,
     name: string,
     updated: UpdatedObjectFunc,
-    opts: { strategy?: RESTStrategy; forceAllowCreate?: boolean; dryRun?: boolean } = {},
+    opts: {
+      strategy?: RESTStrategy;
+      forceAllowCreate?: boolean;
+      dryRun?: boolean;
+      /** Validating admission for an update that creates (chapter 3). */
+      createValidation?: ValidateObjectFunc;
+      /** Validating admission for an update (chapter 3). */
+      updateValidation?: ValidateObjectUpdateFunc;
+    } = {},
   ): Promise<{ obj: KubeObject; created: boolean }> {
     const strategy = opts.strategy ?? this.strategy;
     const key = this.keyFor(namespace, name);
@@ -270,6 +289,7 @@ export class Store {
             this.checkNameAndNamespace(obj, namespace, name);
             delete obj.metadata.resourceVersion;
             this.beforeCreate(namespace, obj);
+            await opts.createValidation?.(obj);
             created = true;
             return obj;
           }
@@ -288,6 +308,8 @@ export class Store {
             throw newConflict(this.gr, name, optimisticLockErrorMsg);
           }
           this.beforeUpdate(strategy, obj, current);
+          // Inside the retry: on a lost race, admission judges the update against the new current.
+          await opts.updateValidation?.(obj, current);
           if (sameObject(obj, current)) return current; // no-op: nothing to write
           if (shouldDeleteDuringUpdate(obj, current)) emptiedFinalizers = obj;
           return obj;
@@ -360,10 +382,13 @@ export class Store {
     namespace: string,
     name: string,
     options: DeleteOptions = {},
+    deleteValidation?: ValidateObjectFunc,
   ): Promise<{ obj: KubeObject | Status; deleted: boolean }> {
     const key = this.keyFor(namespace, name);
     const dryRun = options.dryRun?.includes("All") ?? false;
     const existing = await this.get(namespace, name);
+    // Validating admission (chapter 3) sees the object about to be deleted.
+    await deleteValidation?.(existing);
     const byKind = { group: this.info.group, resource: this.info.kind };
     const { graceful, pending } = beforeDelete(this.strategy, existing, options, byKind);
     if (pending) return { obj: this.finalizeDelete(existing), deleted: false };
@@ -452,7 +477,12 @@ export class Store {
   // #endregion delete
 
   /** Deletes every object the selectors match; answers the list of what was deleted. */
-  async deleteCollection(namespace: string, p: ListParams, options: DeleteOptions): Promise<KubeObject[]> {
+  async deleteCollection(
+    namespace: string,
+    p: ListParams,
+    options: DeleteOptions,
+    deleteValidation?: ValidateObjectFunc,
+  ): Promise<KubeObject[]> {
     const { items } = await this.list(namespace, {
       labelSelector: p.labelSelector,
       fieldSelector: p.fieldSelector,
@@ -461,9 +491,12 @@ export class Store {
     for (const item of items) {
       try {
         // A copy each: a delete settles gracePeriodSeconds on the options it is given.
-        const { obj } = await this.delete(item.metadata.namespace ?? "", item.metadata.name ?? "", {
-          ...options,
-        });
+        const { obj } = await this.delete(
+          item.metadata.namespace ?? "",
+          item.metadata.name ?? "",
+          { ...options },
+          deleteValidation,
+        );
         out.push(obj.kind === "Status" ? item : (obj as KubeObject));
       } catch (e) {
         // Deleted by someone else meanwhile: that is what we wanted.
