@@ -116,8 +116,13 @@ describe("OpenAPI v3 documents", () => {
         "x-kubernetes-patch-strategy"
       ],
     ).toBe("merge");
-    // A kind we hold no .proto for is an open object, still findable by its GVK.
-    expect(s["io.k8s.api.core.v1.Node"]).toMatchObject({ "x-kubernetes-preserve-unknown-fields": true });
+    // Node and Endpoints have their messages too: typed schemas, not open objects.
+    expect(s["io.k8s.api.core.v1.NodeSpec"].properties.taints).toMatchObject({ type: "array" });
+    expect(s["io.k8s.api.core.v1.NodeStatus"].properties.conditions).toMatchObject({
+      "x-kubernetes-patch-merge-key": "type",
+    });
+    expect(s["io.k8s.api.core.v1.EndpointAddress"].required).toEqual(["ip"]);
+    expect(Object.values(s).some((x) => x["x-kubernetes-preserve-unknown-fields"])).toBe(false);
   });
 });
 
