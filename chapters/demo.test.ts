@@ -87,3 +87,17 @@ describe("a demo's flags", () => {
     );
   }, 30_000);
 });
+
+describe("statusLine", () => {
+  it("names the HTTP status and, where it differs, the reason: never `410 Expired`", async () => {
+    const { statusLine } = await import("./demo.ts");
+    expect(statusLine({ code: 409, reason: "Conflict", message: "m" })).toBe("409 Conflict: m");
+    expect(statusLine({ code: 404, reason: "NotFound", message: "m" })).toBe("404 Not Found: m");
+    expect(statusLine({ code: 410, reason: "Expired", message: "too old" })).toBe(
+      "410 Gone, reason Expired: too old",
+    );
+    expect(statusLine({ code: 422, reason: "Invalid", message: "m" })).toBe(
+      "422 Unprocessable Entity, reason Invalid: m",
+    );
+  });
+});

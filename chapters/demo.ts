@@ -20,6 +20,7 @@
  * @chapter 00-life-of-a-pod
  */
 import { spawn } from "node:child_process";
+import { STATUS_CODES } from "node:http";
 import {
   boolFlag,
   FlagError,
@@ -91,6 +92,18 @@ export const request = (s: string) => `${cyan("→")} ${s}`;
 
 /** `← 200 OK`: what comes back. */
 export const answer = (s: string) => `${cyan("←")} ${s}`;
+
+/**
+ * How a Status is shown: `409 Conflict: …` when the reason is the HTTP status's own name, else both
+ * — `410 Gone, reason Expired: …`. A reason is not an HTTP status: 410's reason is `Expired` (or
+ * `Gone`), and a learner who reads "410 Expired" looks for an HTTP status that does not exist.
+ */
+export function statusLine(s: { code?: number; reason?: string; message?: string }): string {
+  const name = STATUS_CODES[s.code ?? 0] ?? "";
+  const head =
+    name.replace(/ /g, "") === s.reason ? `${s.code} ${name}` : `${s.code} ${name}, reason ${s.reason}`;
+  return `${head}: ${s.message}`;
+}
 
 /** A long line cut to fit a terminal, the cut marked. */
 export function cut(s: string, n = 150): string {

@@ -41,7 +41,7 @@ describe("npm run chapter", () => {
       expect(code, out.slice(-2000)).toBe(0);
       expect(out).toContain("The life of a pod");
       expect(out).toMatch(/ADDED\s+web/);
-      expect(out).toMatch(/410 Expired: too old resource version/);
+      expect(out).toMatch(/410 Gone, reason Expired: too old resource version/);
       expect(out).toMatch(/✓ web-2\s+app=web,env=staging/);
       expect(out).toMatch(/✓ node\s+v\d+/);
     }

@@ -7,7 +7,9 @@
  *
  * Invariants:
  * - a chapter is a folder `chapters/NN-slug/` holding `index.md` (its first `# ` heading is its title);
- * - an exercise is a folder `exercises/NN-chapter/XX-name/`; its id is `name` (unique in the course).
+ * - an exercise is a folder `exercises/NN-chapter/XX-name/`; its id is `name` (unique in the course);
+ * - a test file named `*.optional.test.ts` is an optional part of its exercise: graded and shown,
+ *   never counted as a failure (the exercise passes on its other test files).
  *
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
@@ -41,6 +43,8 @@ export interface Exercise {
   /** The stub files the learner edits (non-test .ts files), as names relative to dir. */
   stubs: string[];
   tests: string[];
+  /** The test files of an optional part (`*.optional.test.ts`, a subset of `tests`). */
+  optionalTests?: string[];
   hints: string[];
 }
 
@@ -116,6 +120,7 @@ export function listExercises(base = root): Exercise[] {
         solutionDir: join("solutions", ch.name, ex.name),
         stubs: files.filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).sort(),
         tests: files.filter((f) => f.endsWith(".test.ts")).sort(),
+        optionalTests: files.filter((f) => f.endsWith(".optional.test.ts")).sort(),
         hints: parseHints(readme),
       });
     }

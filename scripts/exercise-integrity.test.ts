@@ -64,6 +64,18 @@ describe.each(exercises)("exercise $id ($dir)", (ex) => {
     }
   });
 
+  if ((ex.optionalTests ?? []).length > 0) {
+    it("its required part has recorded mistakes, each failing a required test", () => {
+      const optional = (ex.optionalTests ?? []).map((t) => join(ex.dir, t));
+      const failsRequired = (file: string) =>
+        Object.entries(result(`${ex.id}:${file}`).files).some(
+          ([f, s]) => !optional.includes(f) && s.failed > 0,
+        );
+      const required = listMistakes(ex).filter((m) => failsRequired(m.file));
+      expect(required.length, "no recorded mistake fails a test of the required part").toBeGreaterThan(0);
+    });
+  }
+
   for (const m of listMistakes(ex)) {
     it(`recorded mistake ${m.file} fails at least one test`, () => {
       const r = result(`${ex.id}:${m.file}`);

@@ -246,6 +246,65 @@ describe("grade output", () => {
       reason: `ran out of time (limit 30 s): ${loop.dir}/x.test.ts was still running`,
     });
   });
+
+  it("shows an optional part apart, and never counts it as failed", () => {
+    const ex = {
+      ...fake("sel", "09-made-up", 1),
+      tests: ["x.test.ts", "y.optional.test.ts"],
+      optionalTests: ["y.optional.test.ts"],
+    };
+    const file = (f: string) => `${ex.dir}/${f}`;
+    const todo = { test: "parse > reads x", error: "Error: TODO: parse" };
+    const wrong = { test: "parse > reads y", error: "AssertionError: expected 1 to be 2" };
+    const withParts = (
+      main: { passed: number; failed: number; firstFailure?: typeof todo },
+      optional: { passed: number; failed: number; firstFailure?: typeof todo; todoFailures?: number },
+    ): VariantSummary => ({
+      passed: main.passed + optional.passed,
+      failed: main.failed + optional.failed,
+      total: main.passed + main.failed + optional.passed + optional.failed,
+      // The optional file's failure comes first, as it would if its tests ran first.
+      firstFailure: optional.firstFailure ?? main.firstFailure,
+      notStarted: false,
+      files: { [file("x.test.ts")]: main, [file("y.optional.test.ts")]: optional },
+    });
+    const show = (r: VariantSummary) => render([ex], new Map([["sel", r]]), "exercises", { course: [ex] });
+
+    const notStarted = show(
+      withParts({ passed: 5, failed: 0 }, { passed: 0, failed: 3, firstFailure: todo, todoFailures: 3 }),
+    );
+    expect(notStarted.text).toMatch(/✓ passed\s+9\.1 sel\s+5\/5 tests\n\s+· optional part not started/);
+    expect(notStarted.report).toMatchObject({ passed: 1, failed: 0, total: 1 });
+    expect(notStarted.report.exercises[0].optional).toEqual({
+      status: "not started",
+      tests: { passed: 0, failed: 3 },
+    });
+
+    const halfway = show(withParts({ passed: 5, failed: 0 }, { passed: 2, failed: 1, firstFailure: wrong }));
+    expect(halfway.text).toMatch(
+      /✓ passed\s+9\.1 sel\s+5\/5 tests\n\s+○ optional part: 2\/3 tests \(optional: not counted as failed\)/,
+    );
+    expect(halfway.text).not.toContain("✗");
+    expect(halfway.text.trim().split("\n").at(-1)).toBe(
+      "grade: 1 passed, 0 failed, 0 not started (exercises)",
+    );
+
+    const done = show(withParts({ passed: 5, failed: 0 }, { passed: 3, failed: 0 }));
+    expect(done.text).toMatch(/✓ optional part passed \(3\/3 tests\)/);
+
+    // The required part decides, and its own first failure is the one shown, not the optional one's.
+    const mainFails = show(
+      withParts(
+        { passed: 4, failed: 1, firstFailure: wrong },
+        { passed: 0, failed: 3, firstFailure: todo, todoFailures: 3 },
+      ),
+    );
+    expect(mainFails.text).toMatch(/✗ failed\s+9\.1 sel\s+4\/5 tests\n\s+parse > reads y/);
+    expect(mainFails.report.exercises[0]).toMatchObject({
+      status: "failed",
+      reason: "parse > reads y: AssertionError: expected 1 to be 2",
+    });
+  });
 });
 
 describe("watch mode keeps to the exercise being edited", () => {

@@ -17,7 +17,9 @@
  *   is stopped from outside its worker, counted as failed with that reason, and the other
  *   exercises are graded all the same (see runVariants in variants.ts);
  * - an exercise is in exactly one state: passed, failed, or not started (every failure is a
- *   stub's TODO) — and the summary counts the three apart.
+ *   stub's TODO) — and the summary counts the three apart;
+ * - an optional part (`*.optional.test.ts`) is graded and shown on its own line, and never decides
+ *   the exercise's state, the summary or the exit code.
  *
  * @upstream none — course tooling (the watch mode follows rustlings' `rustlings watch`)
  * @chapter 00-life-of-a-pod
@@ -42,6 +44,7 @@ import {
   runVariants,
   seconds,
   summarize,
+  summarizeFiles,
   type Target,
   targetDir,
   type VariantSummary,
@@ -57,6 +60,8 @@ export interface ReportEntry {
   /** Why a failed exercise failed: its first failing test, or that it ran out of time. */
   reason?: string;
   tests: { passed: number; failed: number };
+  /** The optional part, when the exercise has one: graded, shown, never counted as failed. */
+  optional?: { status: Status; tests: { passed: number; failed: number } };
 }
 
 export interface Report {
@@ -158,6 +163,33 @@ export function statusOf(r: VariantSummary, target: Target): Status {
   return r.notStarted && target !== "solutions" ? "not started" : "failed";
 }
 
+/**
+ * An exercise's results split into the part that counts and its optional part (its
+ * `*.optional.test.ts` files), if it has one.
+ */
+export function partsOf(
+  ex: Exercise,
+  r: VariantSummary,
+): { main: VariantSummary; optional?: VariantSummary } {
+  const optional = (ex.optionalTests ?? []).map((t) => join(ex.dir, t));
+  if (optional.length === 0) return { main: r };
+  const required = ex.tests.map((t) => join(ex.dir, t)).filter((t) => !optional.includes(t));
+  return { main: summarizeFiles(r, required), optional: summarizeFiles(r, optional) };
+}
+
+/** The optional part's line: passed, not started, or how far it got — never "failed". */
+function optionalLine(part: VariantSummary, target: Target): string {
+  const status = statusOf(part, target);
+  if (status === "passed")
+    return `${green("✓")} optional part passed ${dim(`(${part.passed}/${part.total} tests)`)}`;
+  if (status === "not started")
+    return dim("· optional part not started (it does not count against the exercise)");
+  const why = part.timedOut
+    ? `ran out of time (limit ${seconds(part.timedOut.limitMs)})`
+    : `${part.passed}/${part.total} tests`;
+  return `${dim("○")} optional part: ${why} ${dim("(optional: not counted as failed)")}`;
+}
+
 /** What the grader knows beside the results: the whole course, and the hints already seen. */
 export interface RenderContext {
   /** Every exercise of the course (default: read from exercises/), to tell a part of a chapter from all of it. */
@@ -227,11 +259,14 @@ export function render(
 ): { text: string; report: Report } {
   const course = ctx.course ?? listExercises();
   const seen = ctx.hintsSeen ?? {};
-  const lines: string[] = [...chapterLines(exercises, results, course), ""];
+  const parts = new Map(exercises.map((ex) => [ex.id, partsOf(ex, results.get(ex.id)!)]));
+  const counted = new Map(exercises.map((ex) => [ex.id, parts.get(ex.id)!.main]));
+  const lines: string[] = [...chapterLines(exercises, counted, course), ""];
   const entries: ReportEntry[] = [];
   let timedOut = 0;
   for (const ex of exercises) {
-    const r = results.get(ex.id)!;
+    const r = counted.get(ex.id)!;
+    const optional = parts.get(ex.id)!.optional;
     const status = statusOf(r, target);
     const label = `${ex.chapterNumber}.${ex.number} ${ex.id}`.padEnd(32);
     const details = ctx.detailFor === undefined || ctx.detailFor === ex.id;
@@ -261,6 +296,7 @@ export function render(
         lines.push(indent(r.firstFailure.error, "        "));
       }
     }
+    if (optional) lines.push(`      ${optionalLine(optional, target)}`);
     if (status === "failed" && details && target !== "solutions") {
       const hint = hintLine(ex, seen[ex.id] ?? 0);
       if (hint) lines.push(`      ${hint}`);
@@ -272,6 +308,14 @@ export function render(
       status,
       ...(reason ? { reason } : {}),
       tests: { passed: r.passed, failed: r.failed },
+      ...(optional
+        ? {
+            optional: {
+              status: statusOf(optional, target),
+              tests: { passed: optional.passed, failed: optional.failed },
+            },
+          }
+        : {}),
     });
   }
   const count = (s: Status) => entries.filter((e) => e.status === s).length;

@@ -330,12 +330,23 @@ export async function runVariants(variants: Variant[], opts: RunOptions = {}): P
   return records;
 }
 
+/** One test file's results within a variant. */
+export interface FileSummary {
+  passed: number;
+  failed: number;
+  loadError?: string;
+  /** The file's first failure (the grader reports an exercise's required part by its files). */
+  firstFailure?: { test: string; error: string };
+  /** Failures that are a stub's `TODO`. */
+  todoFailures?: number;
+}
+
 export interface VariantSummary {
   passed: number;
   failed: number;
   total: number;
   /** Per test file (relative path): how many of its tests failed, and whether it loaded at all. */
-  files: Record<string, { passed: number; failed: number; loadError?: string }>;
+  files: Record<string, FileSummary>;
   /** The first failure, for the grader's one-line report. */
   firstFailure?: { test: string; error: string };
   /** Every failure is a stub's `TODO` — the learner has not begun. */
@@ -365,13 +376,18 @@ export function summarize(records: FileRecord[], variant: Variant): VariantSumma
       s.failed += 1;
       s.timedOut ??= { file: rel, limitMs: rec.timedOut };
       s.firstFailure ??= { test: `${rel} (ran out of time)`, error };
+      f.firstFailure ??= { test: `${rel} (ran out of time)`, error };
     }
     if (rec.loadError) {
       f.loadError = rec.loadError;
       f.failed += 1;
       s.failed += 1;
       s.firstFailure ??= { test: `${rel} (did not load)`, error: rec.loadError };
-      if (/TODO/.test(rec.loadError)) todoFailures++;
+      f.firstFailure ??= { test: `${rel} (did not load)`, error: rec.loadError };
+      if (/TODO/.test(rec.loadError)) {
+        todoFailures++;
+        f.todoFailures = (f.todoFailures ?? 0) + 1;
+      }
     }
     for (const t of rec.tests) {
       if (t.state === "passed") {
@@ -381,7 +397,11 @@ export function summarize(records: FileRecord[], variant: Variant): VariantSumma
         f.failed++;
         s.failed++;
         s.firstFailure ??= { test: t.name, error: t.error ?? "(no message)" };
-        if (/TODO/.test(t.error ?? "")) todoFailures++;
+        f.firstFailure ??= { test: t.name, error: t.error ?? "(no message)" };
+        if (/TODO/.test(t.error ?? "")) {
+          todoFailures++;
+          f.todoFailures = (f.todoFailures ?? 0) + 1;
+        }
       }
     }
   }
@@ -392,9 +412,32 @@ export function summarize(records: FileRecord[], variant: Variant): VariantSumma
       f.loadError = "the test file did not run";
       s.failed += 1;
       s.firstFailure ??= { test: file, error: "the test file did not run" };
+      f.firstFailure ??= { test: file, error: "the test file did not run" };
     }
   }
   s.total = s.passed + s.failed;
   s.notStarted = s.passed === 0 && s.failed > 0 && todoFailures === s.failed;
   return s;
+}
+
+/**
+ * The summary of some of a variant's test files only (an exercise's required or optional part),
+ * built from the per-file results as summarize builds the whole.
+ */
+export function summarizeFiles(s: VariantSummary, files: string[]): VariantSummary {
+  const part: VariantSummary = { passed: 0, failed: 0, total: 0, files: {}, notStarted: false };
+  let todo = 0;
+  for (const file of files) {
+    const f = s.files[file];
+    if (!f) continue;
+    part.files[file] = f;
+    part.passed += f.passed;
+    part.failed += f.failed;
+    todo += f.todoFailures ?? 0;
+    if (f.failed > 0) part.firstFailure ??= f.firstFailure;
+  }
+  if (s.timedOut && files.includes(s.timedOut.file)) part.timedOut = s.timedOut;
+  part.total = part.passed + part.failed;
+  part.notStarted = part.passed === 0 && part.failed > 0 && todo === part.failed;
+  return part;
 }

@@ -31,7 +31,20 @@ import {
   selectorToString,
 } from "../../code/api/labels.ts";
 import { boolFlag } from "../../code/cmd/cli/flag.ts";
-import { answer, bold, cyan, demoFlags, dim, green, red, request, runDemo, sleep, yellow } from "../demo.ts";
+import {
+  answer,
+  bold,
+  cyan,
+  demoFlags,
+  dim,
+  green,
+  red,
+  request,
+  runDemo,
+  sleep,
+  statusLine,
+  yellow,
+} from "../demo.ts";
 
 const flags = demoFlags("npm run chapter -- 0", { setup: boolFlag("only the setup check") });
 
@@ -273,7 +286,7 @@ function printEvent(e: WatchLine, ms: number): string | undefined {
   const at = dim(`+${String(Math.round(ms)).padStart(3)} ms`);
   const o = e.object;
   if (e.type === "ERROR") {
-    console.log(`    ${at} ${red("ERROR   ")} ${o.code} ${o.reason}: ${o.message}`);
+    console.log(`    ${at} ${red("ERROR   ")} ${statusLine(o)}`);
     return undefined;
   }
   const rv = o.metadata!.resourceVersion;

@@ -91,7 +91,9 @@ describe("npm run chapter -- 2 --once", () => {
 
   it("merges containers by name for a strategic merge patch, not for a merge patch", () => {
     expect(out.stdout).toMatch(/strategic-merge-patch\+json → 200: app=nginx:1\.28, sidecar=busybox:1\.36/);
-    expect(out.stdout).toMatch(/merge-patch\+json → 422 Invalid: .*may not add or remove containers/);
+    expect(out.stdout).toMatch(
+      /merge-patch\+json → 422 Unprocessable Entity, reason Invalid: .*may not add or remove containers/,
+    );
   });
 
   it("reads every page of a list at the first page's revision, until compaction: 410", () => {
@@ -103,9 +105,11 @@ describe("npm run chapter -- 2 --once", () => {
     );
     expect(out.stdout).toContain(`continue=… → db; rv=${rv} (the first page's revision`);
     expect(out.stdout).toContain(
-      `resourceVersion=${rv}&resourceVersionMatch=Exact → 410 Expired: The resourceVersion for the provided list is too old.`,
+      `resourceVersion=${rv}&resourceVersionMatch=Exact → 410 Gone, reason Expired: The resourceVersion for the provided list is too old.`,
     );
-    expect(out.stdout).toMatch(/rv \d+> → 410 Expired: The provided continue parameter is too old/);
+    expect(out.stdout).toMatch(
+      /rv \d+> → 410 Gone, reason Expired: The provided continue parameter is too old/,
+    );
     expect(out.stdout).toMatch(/fresh token: \{"v":"meta.k8s.io\/v1","rv":-1,"start":"db\\u0000"\}/);
   });
 
@@ -115,7 +119,7 @@ describe("npm run chapter -- 2 --once", () => {
     expect(from, out.stdout).toBeDefined();
     expect(out.stdout).toContain(`watch from rv=${from} → HTTP 200, then:`);
     expect(out.stdout).toMatch(
-      new RegExp(`ERROR +410 Expired: too old resource version: ${from} \\(\\d+\\)`),
+      new RegExp(`ERROR +410 Gone, reason Expired: too old resource version: ${from} \\(\\d+\\)`),
     );
     expect(out.stdout).toMatch(/and the response ends \(end of stream\)/);
   });

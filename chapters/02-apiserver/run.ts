@@ -1,7 +1,7 @@
 /**
  * Chapter 2's demo — the API server at work, over real HTTP: how a pod reaches its kubelet (a
  * watch, filtered by spec.nodeName), resourceVersion as etcd's revision, optimistic concurrency,
- * patches, paged lists pinned to one revision, 410 Expired, and server-side printing.
+ * patches, paged lists pinned to one revision, 410 Gone, reason Expired, and server-side printing.
  *
  * Solves: a learner who has read how the API server works should *see* each promise kept —
  * - a created object gets defaults, a uid and a resourceVersion, which is its key's mod_revision
@@ -12,9 +12,9 @@
  * - an update with a stale resourceVersion is 409 Conflict; reading again and retrying wins;
  * - a strategic merge patch merges a pod's containers by name, a JSON merge patch replaces them;
  * - a paged list reads every page at the first page's revision; after compaction its continue
- *   token, and an exact list at an old revision, are 410 Expired;
+ *   token, and an exact list at an old revision, are 410 Gone, reason Expired;
  * - a watch from a resourceVersion older than the watch cache's window is an ERROR event
- *   carrying 410 Expired;
+ *   carrying 410 Gone, reason Expired;
  * - `kubectl get` asks for a Table and the server prints the columns.
  *
  * Everything runs in this process: chapter 1's etcd, served over its gRPC API on a loopback port,
@@ -58,6 +58,7 @@ import {
   say,
   servingDemoFlags,
   sleep,
+  statusLine,
   step,
   stopOnInterrupt,
   yellow,
@@ -145,13 +146,13 @@ function call(
 /** A request that must succeed: its object, or the Status it got, thrown. */
 async function must(method: string, path: string, body?: unknown, headers?: Record<string, string>) {
   const r = await call(method, path, body, headers);
-  if (r.code >= 300) throw new Error(`${method} ${path} → ${r.code} ${r.body.reason}: ${r.body.message}`);
+  if (r.code >= 300) throw new Error(`${method} ${path} → ${statusLine({ ...r.body, code: r.code })}`);
   return r.body;
 }
 
-/** "409 Conflict: <message>" — how a Status is shown. */
-function statusLine(r: Reply): string {
-  return `${r.code} ${r.body.reason}: ${r.body.message}`;
+/** "409 Conflict: <message>", "410 Gone, reason Expired: <message>" — how an answer's Status is shown. */
+function replyLine(r: Reply): string {
+  return statusLine({ ...r.body, code: r.code });
 }
 
 /**
@@ -216,7 +217,8 @@ function eventLine(line: string): string {
   const ev = JSON.parse(line) as { type: string; object: Obj };
   const o = ev.object;
   const colorOf = ev.type === "DELETED" || ev.type === "ERROR" ? red : ev.type === "ADDED" ? green : yellow;
-  if (ev.type === "ERROR") return `${colorOf("ERROR")}    ${o.code} ${o.reason}: ${o.message}`;
+  if (ev.type === "ERROR")
+    return `${colorOf("ERROR")}    ${statusLine(o as { code?: number; reason?: string; message?: string })}`;
   const extra = [
     o.spec?.nodeName !== undefined ? `nodeName=${o.spec.nodeName || '""'}` : "",
     o.metadata.deletionTimestamp
@@ -423,7 +425,7 @@ async function conflict(): Promise<void> {
   const b = structuredClone(read);
   b.metadata.labels = { ...b.metadata.labels, owner: "team-b" };
   const second = await call("PUT", `${podsURL}/db`, b);
-  say(`client B: PUT db (rv=${rv}, +label owner) → ${red(statusLine(second))}`);
+  say(`client B: PUT db (rv=${rv}, +label owner) → ${red(replyLine(second))}`);
   const again = await must("GET", `${podsURL}/db`);
   again.metadata.labels = { ...again.metadata.labels, owner: "team-b" };
   const retried = await call("PUT", `${podsURL}/db`, again);
@@ -453,7 +455,7 @@ async function patches(): Promise<void> {
     "Content-Type": "application/merge-patch+json",
   });
   say(
-    `as application/merge-patch+json → ${merge.code >= 300 ? red(cut(statusLine(merge), 110)) : yellow(images(merge.body))}`,
+    `as application/merge-patch+json → ${merge.code >= 300 ? red(cut(replyLine(merge), 150)) : yellow(images(merge.body))}`,
   );
   note("the merge patch replaced the whole list (dropping sidecar), which a pod's spec does not allow;");
   note("containers' patchMergeKey is name, so the strategic patch changed only the container app");
@@ -491,10 +493,10 @@ async function lists(etcd: Etcd): Promise<void> {
     `etcd compact ${compactTo} ${dim("(what kube-apiserver's compactor does every 5 minutes; here at once, as etcdctl compact)")}`,
   );
   const exact = await call("GET", `${podsURL}?resourceVersion=${pinned}&resourceVersionMatch=Exact`);
-  say(`GET …?resourceVersion=${pinned}&resourceVersionMatch=Exact → ${red(statusLine(exact))}`);
+  say(`GET …?resourceVersion=${pinned}&resourceVersionMatch=Exact → ${red(replyLine(exact))}`);
   if (keep) {
     const page3 = await call("GET", `${podsURL}?limit=1&continue=${keep}`);
-    say(`GET …?limit=1&continue=<page 2's token, rv ${pinned}> → ${red(cut(statusLine(page3), 120))}`);
+    say(`GET …?limit=1&continue=<page 2's token, rv ${pinned}> → ${red(cut(replyLine(page3), 140))}`);
     const fresh = page3.body.metadata?.continue;
     if (fresh) {
       say(

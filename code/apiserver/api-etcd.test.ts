@@ -203,7 +203,7 @@ function runAPIChecks(startBackend: () => Promise<Backend>): void {
     expect((await call("GET", `${cms}/fin`)).code).toBe(404);
   });
 
-  it("a watch from a compacted resourceVersion is an ERROR event with 410 Expired", async () => {
+  it("a watch from a compacted resourceVersion is an ERROR event with 410 Gone, reason Expired", async () => {
     compacting = await start({ watchCache: false, compactionIntervalMs: 50 });
     // Through the compacting server: on the embedded backend each API server has its own store.
     const cms = "/api/v1/namespaces/default/configmaps";

@@ -863,7 +863,7 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
   });
 
   describe("watch from a compacted resourceVersion", () => {
-    it("is an ERROR event carrying 410 Expired, not an HTTP error", async () => {
+    it("is an ERROR event carrying 410 Gone, reason Expired, not an HTTP error", async () => {
       // No watch cache, and etcd history compacted every 50 ms.
       const compacting = await startServer({ watchCache: false, compactionIntervalMs: 50 });
       try {

@@ -17,6 +17,11 @@ import { serveDiscovery } from "./discovery.ts";
 import { isStatusError } from "./errors.ts";
 import { protobufMediaType } from "./negotiation.ts";
 import { openAPIDocument } from "./openapi.ts";
+import { resources as servedResources } from "./resources.ts";
+
+/** The kinds kubectl explain can be asked about: every served kind. */
+const openAPIKinds = () => servedResources.map((r) => r.kind);
+
 import { decodeProtobuf } from "./protobuf/decode.ts";
 
 interface Captured {
@@ -286,4 +291,34 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     expect(resources.stdout).toContain("GROUP:      apps");
     expect(resources.stdout).toMatch(/requests\s+<map\[string\]Quantity>/);
   });
+
+  it("explain describes every served kind, and every field on the way down", async () => {
+    const kinds = [...new Set(openAPIKinds().map((k) => k.toLowerCase()))];
+    const paths = [
+      ...kinds,
+      "node.spec",
+      "node.status",
+      "node.status.nodeInfo",
+      "pod.spec",
+      "pod.spec.containers",
+      "pod.spec.containers.livenessProbe.httpGet",
+      "pod.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+      "pod.spec.ephemeralContainers",
+      "pod.status.containerStatuses.state.terminated",
+      "endpoints.subsets.addresses",
+      "deployment.spec.strategy.rollingUpdate",
+      "service.spec.ports",
+    ];
+    for (const path of paths) {
+      const res = await kubectl("explain", path);
+      expect([path, res.code, res.stderr]).toEqual([path, 0, ""]);
+      // kubectl prints these where a kind or field has no description.
+      expect(res.stdout, path).not.toMatch(/<no description>|<empty>/);
+    }
+    const node = await kubectl("explain", "node");
+    expect(node.stdout).toMatch(/DESCRIPTION:\n\s+Node is a worker machine/);
+    const spec = await kubectl("explain", "node.spec");
+    expect(spec.stdout).toContain("FIELD: spec <NodeSpec>");
+    expect(spec.stdout).toMatch(/unschedulable\s+<boolean>\n\s+If true, no new pods are scheduled/);
+  }, 120_000);
 });

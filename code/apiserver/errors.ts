@@ -110,7 +110,7 @@ export function newInvalid(
 
 export const newBadRequest = (message: string): StatusError => failure(400, "BadRequest", message);
 
-/** 410 Expired: the revision asked for was compacted (a watch or list too far in the past). */
+/** 410 Gone, reason Expired: the revision asked for was compacted (a watch or list too far in the past). */
 export const newResourceExpired = (message: string): StatusError => failure(410, "Expired", message);
 
 export const newGone = (message: string): StatusError => failure(410, "Gone", message);

@@ -83,6 +83,7 @@ describe("OpenAPI v3 documents", () => {
     expect(pod.properties.spec).toEqual({
       allOf: [{ $ref: "#/components/schemas/io.k8s.api.core.v1.PodSpec" }],
       default: {},
+      description: "The desired behaviour of the pod.",
     });
     const spec = s["io.k8s.api.core.v1.PodSpec"];
     expect(spec.required).toEqual(["containers"]);
@@ -97,7 +98,7 @@ describe("OpenAPI v3 documents", () => {
       additionalProperties: { type: "string" },
       description: "The pod only fits nodes whose labels include these.",
     });
-    expect(spec.properties.terminationGracePeriodSeconds).toEqual({ type: "integer", format: "int64" });
+    expect(spec.properties.terminationGracePeriodSeconds).toMatchObject({ type: "integer", format: "int64" });
     const container = s["io.k8s.api.core.v1.Container"];
     expect(container.required).toEqual(["name"]);
     expect(container.properties.ports["x-kubernetes-patch-merge-key"]).toBe("containerPort");
@@ -116,8 +117,45 @@ describe("OpenAPI v3 documents", () => {
         "x-kubernetes-patch-strategy"
       ],
     ).toBe("merge");
-    // A kind we hold no .proto for is an open object, still findable by its GVK.
-    expect(s["io.k8s.api.core.v1.Node"]).toMatchObject({ "x-kubernetes-preserve-unknown-fields": true });
+    // Node and Endpoints have their messages too: typed schemas, not open objects.
+    expect(s["io.k8s.api.core.v1.NodeSpec"].properties.taints).toMatchObject({ type: "array" });
+    expect(s["io.k8s.api.core.v1.NodeStatus"].properties.conditions).toMatchObject({
+      "x-kubernetes-patch-merge-key": "type",
+    });
+    expect(s["io.k8s.api.core.v1.EndpointAddress"].required).toEqual(["ip"]);
+    expect(Object.values(s).some((x) => x["x-kubernetes-preserve-unknown-fields"])).toBe(false);
+  });
+});
+
+describe("descriptions, for kubectl explain", () => {
+  // Every schema and property of every served group version: what `kubectl explain` prints.
+  const gvs = [...new Set(resources.map((r) => `${r.group}/${r.version}`))];
+  it.each(gvs)("every kind, list and field of %s has a description", (gv) => {
+    const [group, version] = gv.split("/");
+    const doc = openAPIDocument(group, version) as {
+      components: {
+        schemas: Record<
+          string,
+          { description?: string; properties?: Record<string, { description?: string }> }
+        >;
+      };
+    };
+    const missing: string[] = [];
+    for (const [name, schema] of Object.entries(doc.components.schemas)) {
+      if (!schema.description) missing.push(name);
+      for (const [field, p] of Object.entries(schema.properties ?? {}))
+        if (!p.description) missing.push(`${name}.${field}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("writes a wrapped .proto comment as one paragraph", () => {
+    const s = (
+      openAPIDocument("", "v1") as { components: { schemas: Record<string, { description: string }> } }
+    ).components.schemas;
+    const node = s["io.k8s.api.core.v1.Node"].description;
+    expect(node).toMatch(/^Node is a worker machine/);
+    expect(Object.values(s).filter((x) => x.description.includes("\n"))).toEqual([]);
   });
 });
 

@@ -123,6 +123,9 @@ function specialSchema(protoName: string): Schema | undefined {
   }
 }
 
+/** A .proto comment is wrapped at 100 columns; its description is one paragraph (kubectl wraps it). */
+const oneLine = (comment: string) => comment.replace(/\s*\n\s*/g, " ").trim();
+
 /**
  * Adds the schema of `t` and of every message it reaches to `out`. Inline (embedded) messages
  * are flattened into the parent, as Go's JSON flattens them.
@@ -137,7 +140,7 @@ export function collectSchemas(t: protobuf.Type, out: Record<string, Schema>): v
   }
   const schema: Schema = { type: "object" };
   out[name] = schema; // before recursing: PodTemplateSpec → PodSpec → … must not loop
-  if (t.comment) schema.description = t.comment;
+  if (t.comment) schema.description = oneLine(t.comment);
   const properties: Record<string, Schema> = {};
   const required: string[] = [];
   addProperties(t, properties, required, out);
@@ -168,7 +171,7 @@ function addProperties(
     else if (sub)
       p = { allOf: [element], ...(shape.ptr ? {} : { default: {} }) }; // upstream wraps refs
     else p = { ...element };
-    if (field.comment) p.description = field.comment;
+    if (field.comment) p.description = oneLine(field.comment);
     // Lists and unions alike (a Deployment's `strategy` is `retainKeys`): kubectl apply builds its
     // patch from these, so `$retainKeys` is sent only where the schema says so.
     if (!field.map && shape.patch) {
@@ -184,20 +187,21 @@ function addProperties(
   }
 }
 
+/** TypeMeta's two fields, which every kind and list carries. */
+const typeMetaDescriptions = {
+  apiVersion:
+    "APIVersion defines the versioned schema of this representation of an object. Servers convert recognized schemas to the latest internal value, and may reject unrecognized values.",
+  kind: "Kind is a string value representing the REST resource this object represents, in CamelCase. Servers may infer it from the endpoint the client submits requests to; it cannot be updated.",
+};
+
 /** The schema of a kind: its message plus apiVersion, kind and x-kubernetes-group-version-kind. */
 function kindSchema(r: ResourceInfo, t: protobuf.Type, out: Record<string, Schema>): string {
   collectSchemas(t, out);
   const name = schemaName(t);
   const s = out[name];
   s.properties = {
-    apiVersion: {
-      type: "string",
-      description: "APIVersion defines the versioned schema of this representation of an object.",
-    },
-    kind: {
-      type: "string",
-      description: "Kind is a string value representing the REST resource this object represents.",
-    },
+    apiVersion: { type: "string", description: typeMetaDescriptions.apiVersion },
+    kind: { type: "string", description: typeMetaDescriptions.kind },
     ...(s.properties as Record<string, Schema>),
   };
   s["x-kubernetes-group-version-kind"] = [{ group: r.group, kind: r.kind, version: r.version }];
@@ -214,10 +218,14 @@ function listSchema(r: ResourceInfo, itemName: string, out: Record<string, Schem
     type: "object",
     required: ["items"],
     properties: {
-      apiVersion: { type: "string" },
-      items: { type: "array", items: { $ref: ref(itemName) } },
-      kind: { type: "string" },
-      metadata: { allOf: [{ $ref: ref(schemaName(listMeta)) }], default: {} },
+      apiVersion: { type: "string", description: typeMetaDescriptions.apiVersion },
+      items: { type: "array", items: { $ref: ref(itemName) }, description: `The ${r.kind} objects.` },
+      kind: { type: "string", description: typeMetaDescriptions.kind },
+      metadata: {
+        allOf: [{ $ref: ref(schemaName(listMeta)) }],
+        default: {},
+        description: "Standard list metadata: the revision the list was read at, and the continue token.",
+      },
     },
     "x-kubernetes-group-version-kind": [{ group: r.group, kind: `${r.kind}List`, version: r.version }],
   };

@@ -12,7 +12,7 @@
  *   `timeoutSeconds`, by default a random 30–60 minutes so that many clients started together
  *   do not all reconnect together; the client then watches again from its last resourceVersion;
  * - a resourceVersion too old to replay is not an HTTP error but an ERROR event carrying a
- *   410 Expired Status, which tells a reflector to list again;
+ *   410 Gone, reason Expired Status, which tells a reflector to list again;
  * - a thousand watchers of a busy resource would cost a socket write per event each: the lines
  *   of one turn of the event loop go out in one write, and a watch whose client does not read
  *   stops taking events (they pile up in its cache watcher until that closes the watch) instead

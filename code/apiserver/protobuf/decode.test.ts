@@ -187,11 +187,26 @@ describe("bad bodies are Status errors, never crashes", () => {
     expect(e.message).toMatch(/^unable to decode protobuf body: /);
   });
 
-  it("refuses a kind no group serves (400) and a served kind we hold no .proto for (415)", () => {
+  it("refuses a kind no group serves (400), and decodes Node and Endpoints against their messages", () => {
     const e = statusOf(() => decodeProtobuf(envelope("v1", "Widget", new Uint8Array())));
     expect([e.code, e.message]).toEqual([400, 'no kind "Widget" is registered for version "v1"']);
-    const node = statusOf(() => decodeProtobuf(envelope("v1", "Node", new Uint8Array())));
-    expect([node.code, node.reason]).toEqual([415, "UnsupportedMediaType"]);
+    const node = messageFor("v1", "Node");
+    const endpoints = messageFor("v1", "Endpoints");
+    if (!node || !endpoints) throw new Error("no Node or Endpoints message");
+    const taint = { key: "k", effect: "NoSchedule" };
+    const n = node.encode(node.fromObject({ metadata: { name: "n1" }, spec: { taints: [taint] } })).finish();
+    // Go writes the non-pointer structs of an empty status, as upstream's JSON of the same node.
+    expect(decodeProtobuf(envelope("v1", "Node", n))).toMatchObject({
+      kind: "Node",
+      metadata: { name: "n1" },
+      spec: { taints: [taint] },
+      status: { daemonEndpoints: { kubeletEndpoint: { Port: 0 } }, nodeInfo: { kubeletVersion: "" } },
+    });
+    const subset = { addresses: [{ ip: "10.0.0.1" }], ports: [{ port: 80 }] };
+    const ep = endpoints
+      .encode(endpoints.fromObject({ metadata: { name: "s" }, subsets: [subset] }))
+      .finish();
+    expect(decodeProtobuf(envelope("v1", "Endpoints", ep))).toMatchObject({ subsets: [subset] });
   });
 
   it("refuses a field number our .proto does not declare, rather than dropping it", () => {

@@ -83,3 +83,23 @@ describe("semanticDeepEqual", () => {
     expect(semanticDeepEqual("1", 1)).toBe(false);
   });
 });
+
+describe("newRESTStorage", () => {
+  it("puts a watch cache in front of every stored resource but events, as upstream's DefaultWatchCacheSizes", async () => {
+    const { newRESTStorage } = await import("./rest-storage.ts");
+    const cached = new Map<string, boolean | undefined>();
+    const backend = {
+      forResource: (prefix: string, opts?: { cache?: boolean }) => {
+        cached.set(prefix, opts?.cache);
+        return {};
+      },
+    } as unknown as Parameters<typeof newRESTStorage>[0];
+    newRESTStorage(backend, true);
+    expect(cached.get("/registry/events")).toBe(false);
+    expect(cached.get("/registry/pods")).toBe(true);
+    expect(cached.get("/registry/minions")).toBe(true);
+    expect([...cached.values()].filter((c) => c === false)).toHaveLength(1);
+    newRESTStorage(backend, false);
+    expect([...cached.values()].every((c) => c === false)).toBe(true);
+  });
+});

@@ -10,7 +10,10 @@
  *   list: this file is the one place that says "pods use podStrategy", so adding a resource is
  *   one row here and one in resources.ts;
  * - a few resources kept their historical etcd prefixes (`/registry/minions` for nodes), and an
- *   API server sharing a real etcd with kube-apiserver must use the same keys.
+ *   API server sharing a real etcd with kube-apiserver must use the same keys;
+ * - events are written often and read rarely: a watch cache of them would cost memory for little,
+ *   so, as upstream, they have none (`DefaultWatchCacheSizes` gives them size 0) and every list or
+ *   watch of events is served by etcd.
  *
  * Invariants:
  * - every stored resource of resources.ts has a strategy here (a test checks it); a resource
@@ -20,7 +23,7 @@
  *
  * @upstream kubernetes/kubernetes pkg/registry/core/rest/storage_core.go (legacyProvider.NewRESTStorage: one store per core resource, with its strategy)
  * @upstream kubernetes/kubernetes pkg/registry/apps/rest/storage_apps.go (StorageProvider: deployments, replicasets)
- * @upstream kubernetes/kubernetes pkg/kubeapiserver/default_storage_factory_builder.go (SpecialDefaultResourcePrefixes)
+ * @upstream kubernetes/kubernetes pkg/kubeapiserver/default_storage_factory_builder.go (SpecialDefaultResourcePrefixes, DefaultWatchCacheSizes)
  * @upstream kubernetes/kubernetes pkg/controlplane/instance.go (the REST storage providers the API server installs)
  * @chapter 02-apiserver
  */
@@ -77,6 +80,9 @@ const specialDefaultResourcePrefixes: Readonly<Record<string, string>> = {
   endpoints: "services/endpoints",
 };
 
+/** DefaultWatchCacheSizes: the resources with no watch cache (size 0), keyed `<group>/<resource>`. */
+export const noWatchCache: ReadonlySet<string> = new Set(["/events", "events.k8s.io/events"]);
+
 // #region new-rest-storage
 /** One registry store per stored resource, keyed `<group>/<resource>`. */
 export function newRESTStorage(backend: StorageBackend, cache: boolean): Map<string, Store> {
@@ -85,7 +91,7 @@ export function newRESTStorage(backend: StorageBackend, cache: boolean): Map<str
     if (r.stored === false) continue; // computed per request (selfsubjectaccessreviews)
     const prefix = `/registry/${specialDefaultResourcePrefixes[r.resource] ?? r.resource}`;
     const storage = backend.forResource(prefix, {
-      cache,
+      cache: cache && !noWatchCache.has(`${r.group}/${r.resource}`),
       groupResource: { group: r.group, resource: r.resource },
       newFunc: () => ({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: {} }),
     });

@@ -127,6 +127,24 @@ describe("Cacher", () => {
     expect(await watchEnded(old)).toBe(true);
   });
 
+  it("serves a watch without a resourceVersion as resourceVersion=0, from the cache (v1.32 with WatchFromStorageWithoutResourceVersion off)", async () => {
+    const c = await newCacher();
+    await c.create(key("a"), pod("a"));
+    const b = await c.create(key("b"), pod("b"));
+    await cacheAt(c, b.metadata.resourceVersion as string);
+    const etcdWatches = store.watchCalls;
+    for (const resourceVersion of [undefined, ""]) {
+      const w = await c.watch(prefix, { resourceVersion, predicate: everything, recursive: true });
+      const initial = await nextEvents(w, 2);
+      expect(initial.map((e) => [e.type, e.object.metadata.name])).toEqual([
+        ["ADDED", "a"],
+        ["ADDED", "b"],
+      ]);
+      w.stop();
+    }
+    expect(store.watchCalls).toBe(etcdWatches);
+  });
+
   it("fans one etcd watch out to many watchers, each filtered by its own selector", async () => {
     const c = await newCacher();
     const watches = await Promise.all(

@@ -36,10 +36,15 @@
  * history (10 to 1,000 events), and a full one gets a short grace period (the dispatch time
  * budget, ≤ 100 ms) before the watcher is closed; here a fixed buffer (100) and no grace.
  * Consistent reads (`resourceVersion=""`) are served from the cache after asking etcd for its
- * current revision; here they go to etcd. A watch without a resourceVersion is served like
- * `resourceVersion=0`. Bookmarks are sent every minute upstream; here every 10 s by default.
+ * current revision; here they go to etcd. Bookmarks are sent every minute upstream; here every
+ * 10 s by default.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, startCaching, Watch, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, newErrWatcher, defaultBookmarkFrequency)
+ * The same as upstream, though it may surprise: a watch without a resourceVersion is served like
+ * `resourceVersion=0` (the cache's current objects as ADDED, then changes). Upstream v1.32 does so
+ * while the `WatchFromStorageWithoutResourceVersion` gate is off, its default
+ * (`getWatchCacheResourceVersion`); with the gate on, such a watch goes to etcd.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, startCaching, Watch, getWatchCacheResourceVersion, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, newErrWatcher, defaultBookmarkFrequency)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go (the grace period we do not model)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (suggestedWatchChannelSize: the buffer sizes)
  * @chapter 02-apiserver

@@ -13,7 +13,7 @@
  *   /registry/pods/default/web, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID
  *   in precondition: 1, UID in object meta: 2` — because that is what upstream prints.
  *
- * - a compacted revision (etcd's "mvcc: required revision has been compacted") is a 410 Expired
+ * - a compacted revision (etcd's "mvcc: required revision has been compacted") is a 410 Gone, reason Expired
  *   for a list or a watch, in the etcd3 store's words (interpretListError, interpretWatchError).
  *
  * Invariants:
@@ -68,7 +68,7 @@ export function tooOldResourceVersion(requested: number, oldest: number): Status
 
 // #region interpret
 /**
- * interpretListError: a list at a compacted revision is 410 Expired; a compacted continuation
+ * interpretListError: a list at a compacted revision is 410 Gone, reason Expired; a compacted continuation
  * also gets a fresh token, "go on from where you were, at the newest revision".
  */
 export function interpretListError(
@@ -91,7 +91,7 @@ export function interpretListError(
   return err;
 }
 
-/** interpretWatchError: compaction is 410 Expired; anything else an internal error. */
+/** interpretWatchError: compaction is 410 Gone, reason Expired; anything else an internal error. */
 export function interpretWatchError(e: unknown): StatusError {
   if (isCompactedError(e)) return newResourceExpired(expiredWatch);
   if (isStatusError(e)) return e;

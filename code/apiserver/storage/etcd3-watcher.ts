@@ -15,7 +15,7 @@
  * Invariants:
  * - events leave in revision order; the first ones are the initial ADDED events the store's
  *   `watch` listed (for resourceVersion 0), then everything etcd sends;
- * - a compacted or failed watch ends with one ERROR event carrying a Status (410 Expired for
+ * - a compacted or failed watch ends with one ERROR event carrying a Status (410 Gone, reason Expired for
  *   compaction), and nothing after it.
  *
  * What upstream does differently: a goroutine per watch decodes events (concurrently, in order)

@@ -12,7 +12,7 @@ function expiredMessage(f: () => unknown): string {
     if (isStatusError(e) && e.status.code === 410) return e.status.message as string;
     throw e;
   }
-  throw new Error("expected 410 Expired");
+  throw new Error("expected 410 Gone, reason Expired");
 }
 
 describe("WatchCache", () => {

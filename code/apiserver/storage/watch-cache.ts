@@ -7,7 +7,7 @@
  *   there is one, and each client watch is served from memory;
  * - a client that reconnects with the resourceVersion it last saw must get every change after
  *   it: the ring keeps the last `capacity` events, enough for a short disconnect; a client that
- *   was away longer is told so (410 Expired, "too old resource version") and relists;
+ *   was away longer is told so (410 Gone, reason Expired, "too old resource version") and relists;
  * - `list?resourceVersion=0` ("anything recent is fine" — what informers send first) is answered
  *   from memory without touching etcd.
  *
@@ -116,7 +116,7 @@ export class WatchCache {
    * - rv 0: the whole current state, as ADDED events;
    * - otherwise every event in the ring after rv — if the ring still reaches back that far. The
    *   oldest resourceVersion servable is one less than the oldest event kept (or the last list's,
-   *   if nothing was dropped since); older is 410 Expired, `too old resource version: rv (oldest)`.
+   *   if nothing was dropped since); older is 410 Gone, reason Expired, `too old resource version: rv (oldest)`.
    */
   getAllEventsSince(rv: number): WatchCacheEvent[] {
     const size = this.endIndex - this.startIndex;

@@ -423,7 +423,7 @@ interface WatchResult {
   duplicates: number;
   /** Watches the server closed before the end (too far behind); each was re-watched. */
   closed: number;
-  /** ERROR events: a re-watch the watch cache could no longer serve (410 Expired). */
+  /** ERROR events: a re-watch the watch cache could no longer serve (410 Gone, reason Expired). */
   errors: number;
   /** The API server's CPU time during the churn, per 1,000 events delivered (ms). */
   serverCpuMsPer1000: number;

@@ -290,7 +290,7 @@ export function runStorageSuite(start: () => Promise<SuiteBackend>): void {
     expect(named.items).toHaveLength(8);
   });
 
-  it("a continue token whose revision was compacted is 410 Expired with a fresh token", async () => {
+  it("a continue token whose revision was compacted is 410 Gone, reason Expired with a fresh token", async () => {
     const { s, prefix, key } = fresh();
     for (const name of ["a", "b", "c"]) await s.create(key(name), pod(name));
     const first = await s.getList(prefix, { predicate: everything, recursive: true, limit: 1 });
@@ -468,7 +468,7 @@ export function runStorageSuite(start: () => Promise<SuiteBackend>): void {
     w.stop();
   });
 
-  it("watch from a compacted resourceVersion is one ERROR event: 410 Expired", async () => {
+  it("watch from a compacted resourceVersion is one ERROR event: 410 Gone, reason Expired", async () => {
     const { s, prefix, key } = fresh();
     const a = await s.create(key("a"), pod("a"));
     await s.create(key("b"), pod("b"));

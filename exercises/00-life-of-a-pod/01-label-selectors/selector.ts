@@ -1,16 +1,11 @@
 /**
- * Exercise: label selectors — decide which objects a selector picks, and read its string form.
+ * Exercise: label selectors — decide which objects a selector picks.
  *
- * The types, the tokenizer and the validation helpers are the course's own, imported from
- * code/api/labels.ts and code/api/label-selector-parser.ts; you write the matching and the
- * parser. README.md has the rules and the error messages to use.
- *
- * Helpers you may import: from code/api/label-selector-parser.ts, `tokenize(selector)` cuts the
- * string into tokens; from code/api/labels.ts, `newRequirement(key, operator, values)` builds one
- * requirement and validates it, `validateLabelKey(key)` checks a key as the parser must, and
- * `SelectorError` is the error type.
+ * The types and the validation helpers are the course's own, imported from code/api/labels.ts;
+ * you write the matching. README.md has the rules. (The string form's parser is the optional
+ * part, in parser.ts.)
  */
-import type { Labels, Requirement, Result, Selector } from "../../../code/api/labels.ts";
+import type { Labels, Requirement, Selector } from "../../../code/api/labels.ts";
 
 /**
  * Does one requirement hold for an object's labels?
@@ -27,12 +22,4 @@ export function selectorMatches(selector: Selector, labels: Labels): boolean {
   throw new Error(
     `TODO: selectorMatches — ${selector.requirements.length} requirements, ANDed, against ${JSON.stringify(labels)}`,
   );
-}
-
-/**
- * Parses a selector string such as `app=web,tier in (fe,be),!canary` into a Selector whose
- * requirements are sorted by key. Bad input gives `{ ok: false, error: new SelectorError(message) }`.
- */
-export function parse(selector: string): Result<Selector> {
-  throw new Error(`TODO: parse — build a Selector from tokenize(${JSON.stringify(selector)})`);
 }

@@ -64,6 +64,8 @@ describe("newWatcherBatch on its own", () => {
     const eb = newWatcherBatch(group(all), evs, 2).get(all);
     expect(labels(eb)).toEqual(["a@2", "a@3", "b@3"]);
     expect(eb?.moreRev).toBe(4);
+    // etcd counts the revision that did not fit: a full batch has maxRevs + 1.
+    expect(eb?.revs).toBe(3);
   });
 
   it("counts each watcher's revisions on its own: another watcher's events use up none of its batch", () => {

@@ -28,12 +28,13 @@ function since(r: EventRing, rv: number): number[] | string {
   try {
     return r.getAllEventsSince(rv).map((e) => e.resourceVersion);
   } catch (e) {
-    if (isStatusError(e)) return `${e.status.code} ${e.status.reason}: ${e.status.message}`;
+    if (isStatusError(e)) return `${e.status.code} reason=${e.status.reason}: ${e.status.message}`;
     throw e;
   }
 }
 
-const expired = (rv: number, oldest: number) => `410 Expired: too old resource version: ${rv} (${oldest})`;
+const expired = (rv: number, oldest: number) =>
+  `410 reason=Expired: too old resource version: ${rv} (${oldest})`;
 
 describe("EventRing before it is full", () => {
   it("a resume is sent every event after its resourceVersion, oldest first — never the event at it", () => {
@@ -62,7 +63,7 @@ describe("EventRing before it is full", () => {
     expect(since(r, 9)).toBe(expired(9, 10));
   });
 
-  it("a resourceVersion before the list is 410 Expired: the ring never knew what happened then", () => {
+  it("a resourceVersion before the list is 410 Gone, reason Expired: the ring never knew what happened then", () => {
     const r = ring(3, 10, 12, 15);
     expect(since(r, 9)).toBe(expired(9, 10));
     expect(since(r, 1)).toBe(expired(1, 10));

@@ -1,14 +1,14 @@
 /**
- * Exercise: the watch cache's ring of recent events, and 410 Expired.
+ * Exercise: the watch cache's ring of recent events, and 410 Gone, reason Expired.
  *
  * The watch cache remembers the last `capacity` changes of a resource so that a client whose
  * watch broke can resume from the resourceVersion it last saw. The ring starts empty after a full
  * list at `listResourceVersion`; each change is added at the end, and when the ring is full the
  * oldest is forgotten. A resume from a resourceVersion the ring no longer reaches back to is
- * refused with 410 Expired. README.md has the rules.
+ * refused with 410 Gone, reason Expired. README.md has the rules.
  *
  * Helper you may import: `tooOldResourceVersion(requested, oldest)` from
- * code/apiserver/storage/errors.ts — the StatusError 410 Expired `too old resource version: N (M)`.
+ * code/apiserver/storage/errors.ts — the StatusError 410 Gone, reason Expired `too old resource version: N (M)`.
  */
 import type { WatchCacheEvent } from "../../../code/apiserver/storage/watch-cache.ts";
 
@@ -30,7 +30,7 @@ export class EventRing {
   }
 
   /**
-   * Every event after `rv` (rv ≥ 1), oldest first — or a 410 Expired StatusError when the ring no
+   * Every event after `rv` (rv ≥ 1), oldest first — or a 410 Gone, reason Expired StatusError when the ring no
    * longer holds every change after `rv`.
    */
   getAllEventsSince(rv: number): WatchCacheEvent[] {

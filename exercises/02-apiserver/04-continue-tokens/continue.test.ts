@@ -309,7 +309,7 @@ describe("listPage on a real etcd client", () => {
     }
   });
 
-  it("a token whose revision was compacted is 410 Expired, with a fresh token that goes on at the newest revision", async () => {
+  it("a token whose revision was compacted is 410 Gone, reason Expired, with a fresh token that goes on at the newest revision", async () => {
     const p1 = await listPage(client, prefix, { limit: 3 });
     await create("kube-system", "scheduler");
     await client.compact(Number(await store.currentResourceVersion()));

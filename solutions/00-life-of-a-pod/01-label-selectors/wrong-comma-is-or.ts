@@ -1,7 +1,7 @@
 // Mistake: the commas of a selector are read as OR — one matching requirement is taken as enough.
+// @replaces selector.ts
 import { type Labels, matches, type Selector } from "../../../code/api/labels.ts";
 
-export { parse } from "../../../code/api/label-selector-parser.ts";
 export { matches } from "../../../code/api/labels.ts";
 
 export function selectorMatches(selector: Selector, labels: Labels): boolean {

@@ -1,12 +1,11 @@
 // Mistake: `gt` and `lt` compare the label and the bound as strings, so "10" is not greater than "9".
+// @replaces selector.ts
 import {
   matches as courseMatches,
   type Labels,
   type Requirement,
   type Selector,
 } from "../../../code/api/labels.ts";
-
-export { parse } from "../../../code/api/label-selector-parser.ts";
 
 export function matches(requirement: Requirement, labels: Labels): boolean {
   const { key, operator, values } = requirement;

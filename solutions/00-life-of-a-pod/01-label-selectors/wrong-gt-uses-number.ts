@@ -2,14 +2,13 @@
 // Plausible because that is the usual JavaScript way to "parse an integer"; but Number("") is 0,
 // Number("1e3") is 1000 and Number("0x10") is 16 — none of them an integer to upstream's
 // strconv.ParseInt — and beyond 2^53 two different integers compare as equal.
+// @replaces selector.ts
 import {
   matches as courseMatches,
   type Labels,
   type Requirement,
   type Selector,
 } from "../../../code/api/labels.ts";
-
-export { parse } from "../../../code/api/label-selector-parser.ts";
 
 export function matches(requirement: Requirement, labels: Labels): boolean {
   const { key, operator, values } = requirement;
