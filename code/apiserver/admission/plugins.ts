@@ -25,7 +25,7 @@ import { AdmissionChain } from "./chain.ts";
 import type { Interface } from "./interfaces.ts";
 import { newAlwaysAdmit } from "./plugin/admit.ts";
 import { newAlwaysDeny } from "./plugin/deny.ts";
-import { newNodeRestriction } from "./plugin/noderestriction/admission.ts";
+import { newNodeRestriction } from "./plugin/noderestriction.ts";
 
 /** What a plugin may read while it decides: the registry stores (upstream: shared informers). */
 export interface PluginContext {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../../../../api/meta.ts";
-import type { UserInfo } from "../../../authn/user.ts";
-import { isStatusError, newNotFound } from "../../../errors.ts";
-import type { Store } from "../../../registry/store.ts";
-import type { Attributes } from "../../interfaces.ts";
-import { forbiddenLabels, modifiedLabels, NodeRestriction } from "./admission.ts";
+import type { KubeObject } from "../../../api/meta.ts";
+import type { UserInfo } from "../../authn/user.ts";
+import { isStatusError, newNotFound } from "../../errors.ts";
+import type { Store } from "../../registry/store.ts";
+import type { Attributes } from "../interfaces.ts";
+import { forbiddenLabels, modifiedLabels, NodeRestriction } from "./noderestriction.ts";
 
 const nodeA: UserInfo = { name: "system:node:node-a", groups: ["system:nodes", "system:authenticated"] };
 

@@ -27,14 +27,14 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/api/core/v1/well_known_labels.go (LabelNamespaceNodeRestriction)
  * @chapter 03-api-security
  */
-import type { KubeObject } from "../../../../api/meta.ts";
-import { mirrorPodAnnotationKey } from "../../../authz/node/graph.ts";
-import { nodeIdentity } from "../../../authz/node/node-identifier.ts";
-import { type PodRefs, podConfigMapNames, podSecretNames } from "../../../authz/node/pod-references.ts";
-import { canonicalJSON } from "../../../patch/json-value.ts";
-import type { Store } from "../../../registry/store.ts";
-import { newAdmissionForbidden } from "../../errors.ts";
-import type { Attributes, MutationInterface } from "../../interfaces.ts";
+import type { KubeObject } from "../../../api/meta.ts";
+import { mirrorPodAnnotationKey } from "../../authz/node/graph.ts";
+import { nodeIdentity } from "../../authz/node/node-identifier.ts";
+import { type PodRefs, podConfigMapNames, podSecretNames } from "../../authz/node/pod-references.ts";
+import { canonicalJSON } from "../../patch/json-value.ts";
+import type { Store } from "../../registry/store.ts";
+import { newAdmissionForbidden } from "../errors.ts";
+import type { Attributes, MutationInterface } from "../interfaces.ts";
 
 export const PluginName = "NodeRestriction";
 
