@@ -94,6 +94,9 @@ export interface APIServerOptions {
   authorizer?: Authorizer;
   /** Chapter 3: the admission plugins (absent: no admission, as chapters 1–2 run). */
   admission?: AdmissionOptions;
+  // chapter 3: Node authorizer — an authorizer that reads the registry (its graph watches pods)
+  // is built once the stores exist; it takes the place of `authorizer`.
+  authorizerFromStores?: (stores: Map<string, Store>) => Authorizer;
 }
 
 export interface APIServer {
@@ -114,6 +117,8 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   });
   const stores = newRESTStorage(backend, opts.watchCache ?? true);
   await ensureSystemNamespaces(stores.get("/namespaces") as Store);
+  // chapter 3: Node authorizer
+  if (opts.authorizerFromStores) opts = { ...opts, authorizer: opts.authorizerFromStores(stores) };
 
   const log = opts.log ?? (() => {});
   const admission = opts.admission ? startAdmission(opts.admission, stores, opts, log) : undefined;
@@ -202,7 +207,8 @@ async function handle(
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
     const user = await authenticateRequest(req, opts.authenticator);
-    await authorizeRequest(authorizerAttributes(user, info), opts.authorizer);
+    const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+    await authorizeRequest(authorizerAttributes(user, info, query), opts.authorizer);
     if (serveDiscovery(req, res)) return;
     if (["/healthz", "/livez", "/readyz"].includes(info.path.replace(/\/+$/, ""))) {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });

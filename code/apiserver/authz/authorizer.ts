@@ -31,6 +31,13 @@ export interface Attributes {
   resource: string;
   subresource: string;
   name: string;
+  /**
+   * The raw `fieldSelector` of a list, watch or deletecollection (v1.32's AuthorizeWithSelectors,
+   * on by default): the Node authorizer lets a kubelet list the pods of `spec.nodeName=<itself>`.
+   */
+  fieldSelector?: string;
+  /** The raw `labelSelector`, likewise. */
+  labelSelector?: string;
 }
 
 export type Decision = "allow" | "deny" | "noOpinion";

@@ -17,6 +17,7 @@
  * @chapter 03-api-security
  */
 
+import { parse as parseFieldSelector, requiresExactMatch } from "../../api/fields.ts";
 import type { UserInfo } from "../authn/user.ts";
 import type { Attributes, Authorizer } from "../authz/authorizer.ts";
 import { newForbidden, type StatusError } from "../errors.ts";
@@ -24,8 +25,8 @@ import type { RequestInfo } from "../request-info.ts";
 
 // #region attributes-from-request
 /** GetAuthorizerAttributes: the request info and the user, as the authorizer reads them. */
-export function authorizerAttributes(user: UserInfo, info: RequestInfo): Attributes {
-  return {
+export function authorizerAttributes(user: UserInfo, info: RequestInfo, query?: URLSearchParams): Attributes {
+  const a: Attributes = {
     user,
     verb: info.verb,
     isResourceRequest: info.isResourceRequest,
@@ -37,6 +38,35 @@ export function authorizerAttributes(user: UserInfo, info: RequestInfo): Attribu
     subresource: info.subresource,
     name: info.name,
   };
+  // chapter 3, Node authorizer: the selectors of a collection read (upstream's RequestInfo).
+  if (query) Object.assign(a, selectorAttributes(info, query));
+  return a;
+}
+
+/**
+ * RequestInfoFactory's selector facts: a list or watch whose field selector pins
+ * `metadata.name` is a read of that one object (a kubelet watching one secret); the raw
+ * selectors go to the authorizer, except on the legacy `/watch/` paths, which upstream
+ * leaves out because they do not honour selectors consistently.
+ */
+function selectorAttributes(info: RequestInfo, query: URLSearchParams): Partial<Attributes> {
+  const out: Partial<Attributes> = {};
+  if (!info.isResourceRequest || !["list", "watch", "deletecollection"].includes(info.verb)) return out;
+  const fieldSelector = query.get("fieldSelector") ?? "";
+  if (info.name === "" && info.verb !== "deletecollection" && fieldSelector) {
+    const parsed = parseFieldSelector(fieldSelector);
+    const name = parsed.ok ? requiresExactMatch(parsed.value, "metadata.name") : undefined;
+    if (name && isValidPathSegmentName(name)) out.name = name;
+  }
+  if (/^\/api\/[^/]+\/watch\/|^\/apis\/[^/]+\/[^/]+\/watch\//.test(info.path)) return out;
+  if (query.has("fieldSelector")) out.fieldSelector = fieldSelector;
+  if (query.has("labelSelector")) out.labelSelector = query.get("labelSelector") ?? "";
+  return out;
+}
+
+/** path.IsValidPathSegmentName: a name that can stand in a URL path. */
+function isValidPathSegmentName(name: string): boolean {
+  return name !== "." && name !== ".." && !name.includes("/") && !name.includes("%");
 }
 // #endregion attributes-from-request
 
