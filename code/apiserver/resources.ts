@@ -15,7 +15,7 @@
  * - (group, version, resource) is unique; `kind` is the kind of the objects stored;
  * - verbs are upstream's discovery verbs for that resource, in upstream's sorted order;
  * - subresources are the ones this server serves, a subset of upstream's (pods upstream also
- *   has attach, exec, portforward, proxy, eviction, ephemeralcontainers; serviceaccounts has token).
+ *   has attach, exec, portforward, proxy, eviction, ephemeralcontainers).
  *
  * @upstream kubernetes/kubernetes pkg/controlplane/instance.go (the resources each group serves)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller: verbs and short names per resource)
@@ -145,7 +145,16 @@ export const resources: readonly ResourceInfo[] = [
     namespaced: true,
     verbs: all,
     shortNames: ["sa"],
-    subresources: [],
+    // chapter 3: service-account tokens (TokenRequest, `kubectl create token`)
+    subresources: [
+      {
+        name: "token",
+        kind: "TokenRequest",
+        group: "authentication.k8s.io",
+        version: "v1",
+        verbs: ["create"],
+      },
+    ],
   },
   {
     group: "",

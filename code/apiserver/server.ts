@@ -47,6 +47,7 @@ import { serveDiscovery } from "./discovery.ts";
 import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
 import { authenticateRequest } from "./filters/authentication.ts";
 import { authorizeRequest, authorizerAttributes } from "./filters/authorization.ts";
+import { impersonateRequest } from "./filters/impersonation.ts";
 import { createResource } from "./handlers/create.ts";
 import { deleteResource } from "./handlers/delete.ts";
 import { deleteCollection } from "./handlers/deletecollection.ts";
@@ -56,6 +57,7 @@ import { patchResource } from "./handlers/patch.ts";
 import { type RequestScope, readBody, writeError, writeJSON } from "./handlers/rest.ts";
 import {
   createBindingResource,
+  createTokenRequestResource,
   getPodLog,
   getScaleResource,
   patchScaleResource,
@@ -69,6 +71,7 @@ import { newRESTStorage } from "./registry/rest-storage.ts";
 import { createSelfSubjectAccessReview } from "./registry/selfsubjectaccessreview.ts";
 import type { Store } from "./registry/store.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
+import { newTokenREST, type TokenREST, type TokenRESTOptions } from "./registry/subresources/token.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
 import { newStorageBackend } from "./storage/factory.ts";
@@ -97,6 +100,18 @@ export interface APIServerOptions {
   // chapter 3: Node authorizer — an authorizer that reads the registry (its graph watches pods)
   // is built once the stores exist; it takes the place of `authorizer`.
   authorizerFromStores?: (stores: Map<string, Store>) => Authorizer;
+  // chapter 3: service-account tokens
+  /**
+   * The signer and limits of the `serviceaccounts/token` subresource (TokenRequest, `kubectl
+   * create token`); absent: that subresource answers 404.
+   */
+  serviceAccountTokens?: TokenRESTOptions;
+  /**
+   * An authenticator that reads the cluster's objects (service-account tokens check that their
+   * ServiceAccount still exists), built once the stores exist; when given, used instead of
+   * `authenticator`.
+   */
+  authenticatorFromStores?: (stores: ReadonlyMap<string, Store>) => Authenticator;
 }
 
 export interface APIServer {
@@ -121,9 +136,12 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   if (opts.authorizerFromStores) opts = { ...opts, authorizer: opts.authorizerFromStores(stores) };
 
   const log = opts.log ?? (() => {});
+  // chapter 3: service-account tokens
+  const authenticator = opts.authenticatorFromStores?.(stores) ?? opts.authenticator;
+  const tokens = opts.serviceAccountTokens && newTokenREST(stores, opts.serviceAccountTokens);
   const admission = opts.admission ? startAdmission(opts.admission, stores, opts, log) : undefined;
   const server = createServer((req, res) => {
-    void handle(stores, req, res, log, opts, admission);
+    void handle(stores, req, res, log, { ...opts, authenticator }, admission, tokens);
   });
   const host = opts.insecureBindAddress ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -196,6 +214,7 @@ async function handle(
   log: (line: string) => void,
   opts: APIServerOptions,
   admission?: AdmissionChain,
+  tokens?: TokenREST,
 ): Promise<void> {
   const started = process.hrtime.bigint();
   let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
@@ -206,7 +225,8 @@ async function handle(
   try {
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
-    const user = await authenticateRequest(req, opts.authenticator);
+    const authenticated = await authenticateRequest(req, opts.authenticator);
+    const user = await impersonateRequest(req, authenticated, opts.authorizer);
     const query = new URL(req.url ?? "/", "http://localhost").searchParams;
     await authorizeRequest(authorizerAttributes(user, info, query), opts.authorizer);
     if (serveDiscovery(req, res)) return;
@@ -236,7 +256,7 @@ async function handle(
       user,
       admission,
     };
-    if (info.subresource) await serveSubresource(scope);
+    if (info.subresource) await serveSubresource(scope, tokens);
     else await serveResource(scope);
   } catch (e) {
     writeError(res, e);
@@ -285,7 +305,7 @@ async function serveResource(scope: RequestScope): Promise<void> {
   }
 }
 
-async function serveSubresource(scope: RequestScope): Promise<void> {
+async function serveSubresource(scope: RequestScope, tokens?: TokenREST): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
   if (!sub || !info.name) throw serviceError(404);
@@ -309,6 +329,9 @@ async function serveSubresource(scope: RequestScope): Promise<void> {
       return getPodLog(scope);
     case "finalize/update":
       return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
+    case "token/create": // chapter 3: service-account tokens
+      if (!tokens) throw serviceError(404);
+      return createTokenRequestResource(scope, tokens);
     default:
       throw serviceError(405);
   }

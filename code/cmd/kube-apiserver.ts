@@ -25,7 +25,12 @@
  *   5m0s; 0 never compacts);
  * - `-v`, `--v`: log level; 3 or more logs one line per request (upstream's httplog level). The
  *   default is 3, not upstream's 0, which would hide the requests this course wants you to watch;
- * - `--version`: prints `Kubernetes v1.32.0`, as upstream's verflag.
+ * - `--version`: prints `Kubernetes v1.32.0`, as upstream's verflag;
+ * - chapter 3, service-account tokens: `--service-account-signing-key-file` (signs),
+ *   `--service-account-key-file` and `--service-account-issuer` (repeatable; verify and accept),
+ *   `--api-audiences` (default: the first issuer), `--service-account-max-token-expiration`,
+ *   `--service-account-extend-token-expiration`; with them, `kubectl create token` works.
+ *   Upstream requires the first three; here none given means no tokens (chapters 1–2).
  *
  * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
  * authentication — chapter 3), and has some hundred more flags.
@@ -36,6 +41,10 @@
  * @chapter 02-apiserver
  */
 
+import {
+  type ServiceAccountConfig,
+  serviceAccountConfigFromFlags,
+} from "../apiserver/authn/serviceaccount/options.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
 import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
@@ -66,6 +75,33 @@ const flags = {
     ...intFlag("log level: 3 or more logs every request", 3, { min: 0, hint: "use a non-negative integer" }),
     shorthand: "v",
   },
+  // chapter 3: service-account tokens
+  "service-account-key-file": listFlag(
+    "PEM file of public (or private) keys that verify service-account tokens; repeatable",
+    [],
+    "append",
+  ),
+  "service-account-issuer": listFlag(
+    "issuer of service-account tokens; the first signs, every one listed is accepted; repeatable",
+    [],
+    "append",
+  ),
+  "api-audiences": listFlag("audiences a token must be for (default: the first issuer)", [], "replace"),
+  "service-account-signing-key-file": stringFlag(
+    "PEM file of the private key that signs service-account tokens",
+  ),
+  "service-account-max-token-expiration": durationFlag(
+    "the longest token a TokenRequest gets; 0: no limit",
+    0,
+    {
+      min: 0,
+      hint: "use a duration such as 24h or 0",
+    },
+  ),
+  "service-account-extend-token-expiration": boolFlag(
+    "give pod-bound tokens of 3607 seconds a year, warning after the hour",
+    true,
+  ),
 };
 // #endregion flags
 
@@ -76,7 +112,12 @@ const kubeAPIServer = command({
   syntax: "pflag",
   version: `Kubernetes ${versionInfo.gitVersion}`,
   flags,
-  options(f): (APIServerOptions & { verbosity: number }) | FlagError {
+  options(f):
+    | (APIServerOptions & {
+        verbosity: number;
+        serviceAccountAuthentication?: ServiceAccountConfig["authentication"];
+      })
+    | FlagError {
     const etcdServers = f["etcd-servers"];
     for (const url of etcdServers) {
       if (!/^https?:\/\/[^/]+/.test(url)) {
@@ -86,7 +127,22 @@ const kubeAPIServer = command({
         );
       }
     }
+    // chapter 3: service-account tokens
+    const serviceAccounts = serviceAccountConfigFromFlags({
+      keyFiles: f["service-account-key-file"],
+      issuers: f["service-account-issuer"],
+      apiAudiences: f["api-audiences"],
+      signingKeyFile: f["service-account-signing-key-file"],
+      maxTokenExpirationMs: f["service-account-max-token-expiration"],
+      extendTokenExpiration: f["service-account-extend-token-expiration"],
+    });
+    if (Array.isArray(serviceAccounts))
+      return new FlagError("kube-apiserver", `[${serviceAccounts.join(", ")}]`);
     return {
+      serviceAccountTokens: serviceAccounts?.tokens,
+      // The secure port's authentication adds newServiceAccountAuthenticator with these; the
+      // insecure port authenticates no one, as upstream's never did.
+      serviceAccountAuthentication: serviceAccounts?.authentication,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
       insecurePort: f["insecure-port"],
@@ -97,7 +153,7 @@ const kubeAPIServer = command({
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, ...options }, io) {
+  async start({ verbosity, serviceAccountAuthentication: _forTheSecurePort, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
     let server: Awaited<ReturnType<typeof startAPIServer>>;
     try {

@@ -16,7 +16,7 @@
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (PatchResource over ScaleREST: jsonPatcher, smpPatcher)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/update.go (UpdateResource over ScaleREST)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler over BindingREST)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler over BindingREST, and over TokenREST for serviceaccounts/token)
  * @chapter 02-apiserver
  */
 
@@ -27,9 +27,11 @@ import { applyMergePatch } from "../patch/merge-patch.ts";
 import { type Binding, createBinding } from "../registry/subresources/binding.ts";
 import { podLog } from "../registry/subresources/log.ts";
 import { getScale, type Scale, updateScale } from "../registry/subresources/scale.ts";
+import type { TokenREST, TokenRequest } from "../registry/subresources/token.ts";
 import { admitCreate, createValidation } from "./admission.ts";
 import { decodeRequestObject } from "./create.ts";
 import { type RequestScope, readBody, writeJSON } from "./rest.ts";
+import { addWarnings } from "./warnings.ts";
 
 // #region scale
 export async function getScaleResource(scope: RequestScope): Promise<void> {
@@ -81,4 +83,21 @@ export async function getPodLog(scope: RequestScope): Promise<void> {
   const text = await podLog(scope.store, scope.info.namespace, scope.info.name);
   scope.res.writeHead(200, { "Content-Type": "text/plain" });
   scope.res.end(text);
+}
+
+// chapter 3: service-account tokens
+/** POST .../serviceaccounts/build-bot/token: a TokenRequest in, the same with a signed token out (201). */
+export async function createTokenRequestResource(scope: RequestScope, tokens: TokenREST): Promise<void> {
+  const body = await decodeRequestObject(
+    scope,
+    { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest" },
+    false,
+  );
+  const { object, warnings } = await tokens.create(
+    scope.info.namespace,
+    scope.info.name,
+    body as TokenRequest,
+  );
+  addWarnings(scope.res, warnings);
+  writeJSON(scope.res, 201, object);
 }
