@@ -36,6 +36,7 @@
  * @chapter 02-apiserver
  */
 
+import { authorizationModeChoices, validateAuthorizationModes } from "../apiserver/authz/config.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
 import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
@@ -62,6 +63,12 @@ const flags = {
     min: 0,
     hint: "use a duration such as 5m0s, 90s or 0",
   }),
+  // chapter 3: RBAC — authorization
+  "authorization-mode": listFlag(
+    `Ordered list of plug-ins to do authorization on secure port. Defaults to AlwaysAllow if --authorization-config is not used. Comma-delimited list of: ${authorizationModeChoices.join(",")}.`,
+    [],
+    "replace",
+  ),
   v: {
     ...intFlag("log level: 3 or more logs every request", 3, { min: 0, hint: "use a non-negative integer" }),
     shorthand: "v",
@@ -86,7 +93,13 @@ const kubeAPIServer = command({
         );
       }
     }
+    // chapter 3: RBAC — an unknown or repeated mode stops the server before it serves anything.
+    const modeErrors = f["authorization-mode"].length
+      ? validateAuthorizationModes(f["authorization-mode"])
+      : [];
+    if (modeErrors.length) return new FlagError("kube-apiserver", modeErrors.join("; "));
     return {
+      authorizationModes: f["authorization-mode"].length ? f["authorization-mode"] : undefined,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
       insecurePort: f["insecure-port"],
