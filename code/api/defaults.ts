@@ -37,6 +37,7 @@
 
 import { arr, type JSONObject, obj } from "./json.ts";
 import type { KubeObject } from "./meta.ts";
+import { setDefaultsBinding } from "./rbac.ts";
 
 /** Go's "zero value" test for the fields upstream defaults with `if x == ""` / `if x == 0` / `if x == nil`. */
 function unset(value: unknown): boolean {
@@ -80,6 +81,9 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
   "apps/v1/Deployment": (o) => setDefaultsDeployment(o),
   "apps/v1/ReplicaSet": (o) => setDefaultsReplicaSet(o),
   "scheduling.k8s.io/v1/PriorityClass": (o) => setDefaultsPriorityClass(o),
+  // chapter 3: RBAC
+  "rbac.authorization.k8s.io/v1/RoleBinding": (o) => setDefaultsBinding(o),
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": (o) => setDefaultsBinding(o),
 };
 // #endregion set-defaults
 

@@ -59,6 +59,16 @@ import type { KubeObject } from "./meta.ts";
 import { validateObjectMetaUpdate } from "./object-meta-validation.ts";
 import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "./pod-update-validation.ts";
 import { validatePod } from "./pod-validation.ts";
+import {
+  validateClusterRole,
+  validateClusterRoleBinding,
+  validateClusterRoleBindingUpdate,
+  validateClusterRoleUpdate,
+  validateRole,
+  validateRoleBinding,
+  validateRoleBindingUpdate,
+  validateRoleUpdate,
+} from "./rbac-validation.ts";
 import { validatePriorityClass, validatePriorityClassUpdate } from "./scheduling-validation.ts";
 
 export * from "./affinity-validation.ts";
@@ -120,6 +130,20 @@ const rules: Record<string, KindRules> = {
   "scheduling.k8s.io/v1/PriorityClass": {
     create: validatePriorityClass,
     update: validatePriorityClassUpdate,
+  },
+  // chapter 3: RBAC
+  "rbac.authorization.k8s.io/v1/Role": { create: validateRole, update: validateRoleUpdate },
+  "rbac.authorization.k8s.io/v1/ClusterRole": {
+    create: validateClusterRole,
+    update: validateClusterRoleUpdate,
+  },
+  "rbac.authorization.k8s.io/v1/RoleBinding": {
+    create: validateRoleBinding,
+    update: validateRoleBindingUpdate,
+  },
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": {
+    create: validateClusterRoleBinding,
+    update: validateClusterRoleBindingUpdate,
   },
 };
 

@@ -55,12 +55,21 @@ describe("OpenAPI v3 documents", () => {
     }
   });
 
-  it("gives selfsubjectaccessreviews a POST and nothing else", () => {
+  it("gives the access reviews a POST and nothing else", () => {
     const doc = openAPIDocument("authorization.k8s.io", "v1") as Obj;
     expect(doc.paths["/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]).toMatchObject({
       post: { operationId: "createAuthorizationV1SelfSubjectAccessReview", "x-kubernetes-action": "post" },
     });
-    expect(Object.keys(doc.paths)).toEqual(["/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      "/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews",
+      "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+      "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+      "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+    ]);
+    for (const path of Object.values(doc.paths) as Obj[]) {
+      expect(path.post).toBeDefined();
+      for (const verb of ["get", "put", "patch", "delete"]) expect(path[verb]).toBeUndefined();
+    }
   });
 
   it("names operations and schemas as upstream", () => {
@@ -182,6 +191,7 @@ describe("serving /openapi/v3", () => {
       "apis/apps/v1",
       "apis/authorization.k8s.io/v1",
       "apis/coordination.k8s.io/v1",
+      "apis/rbac.authorization.k8s.io/v1",
       "apis/scheduling.k8s.io/v1",
     ]);
     const url = index.paths["apis/apps/v1"].serverRelativeURL as string;

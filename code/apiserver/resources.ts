@@ -20,6 +20,7 @@
  * @upstream kubernetes/kubernetes pkg/controlplane/instance.go (the resources each group serves)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller: verbs and short names per resource)
  * @upstream kubernetes/kubernetes pkg/registry/authorization/selfsubjectaccessreview/rest.go (REST: create only, nothing stored)
+ * @upstream kubernetes/kubernetes pkg/registry/rbac/rest/storage_rbac.go (roles, rolebindings, clusterroles, clusterrolebindings)
  * @chapter 02-apiserver
  */
 
@@ -237,8 +238,45 @@ export const resources: readonly ResourceInfo[] = [
     subresources: [],
     stored: false,
   },
+  // chapter 3: RBAC — the four RBAC kinds (pkg/registry/rbac/rest/storage_rbac.go) and the other
+  // access reviews (pkg/registry/authorization/rest/storage_authorization.go).
+  ...rbacResources(),
 ];
 // #endregion resources
+
+/** chapter 3: RBAC — roles and bindings, stored; the reviews, computed per request. */
+function rbacResources(): ResourceInfo[] {
+  const rbac = (resource: string, kind: string, namespaced: boolean): ResourceInfo => ({
+    group: "rbac.authorization.k8s.io",
+    version: "v1",
+    resource,
+    singularName: kind.toLowerCase(),
+    kind,
+    namespaced,
+    verbs: all,
+    subresources: [],
+  });
+  const review = (resource: string, kind: string, namespaced: boolean): ResourceInfo => ({
+    group: "authorization.k8s.io",
+    version: "v1",
+    resource,
+    singularName: kind.toLowerCase(),
+    kind,
+    namespaced,
+    verbs: ["create"],
+    subresources: [],
+    stored: false,
+  });
+  return [
+    rbac("roles", "Role", true),
+    rbac("rolebindings", "RoleBinding", true),
+    rbac("clusterroles", "ClusterRole", false),
+    rbac("clusterrolebindings", "ClusterRoleBinding", false),
+    review("subjectaccessreviews", "SubjectAccessReview", false),
+    review("localsubjectaccessreviews", "LocalSubjectAccessReview", true),
+    review("selfsubjectrulesreviews", "SelfSubjectRulesReview", false),
+  ];
+}
 
 export function findResource(group: string, version: string, resource: string): ResourceInfo | undefined {
   return resources.find((r) => r.group === group && r.version === version && r.resource === resource);

@@ -32,6 +32,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/httplog/httplog.go (respLogger: the per-request log line)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/handler.go (serviceErrorHandler: go-restful's 404 and 405)
  * @upstream kubernetes/kubernetes pkg/controlplane/controller/systemnamespaces/system_namespaces_controller.go (the system namespaces)
+ * @upstream kubernetes/kubernetes pkg/registry/rbac/rest/storage_rbac.go (chapter 3: the policy-based RBAC storage and the bootstrap-roles hook)
  * @chapter 02-apiserver
  */
 import { randomUUID } from "node:crypto";
@@ -42,7 +43,10 @@ import type { KubeObject } from "../api/meta.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
+import type { UserInfo } from "./authn/user.ts";
 import type { Authorizer } from "./authz/authorizer.ts";
+import { type AuthorizationRuntime, startAuthorization } from "./authz/config.ts";
+import { withEscalationChecks } from "./authz/rbac/escalation.ts";
 import { serveDiscovery } from "./discovery.ts";
 import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
 import { authenticateRequest } from "./filters/authentication.ts";
@@ -67,8 +71,14 @@ import { updateResource } from "./handlers/update.ts";
 import { watchResource } from "./handlers/watch.ts";
 import { decodeBody, negotiateOutput } from "./negotiation.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
+import {
+  createLocalSubjectAccessReview,
+  createSelfSubjectAccessReview,
+  createSelfSubjectRulesReview,
+  createSubjectAccessReview,
+  type ReviewDeps,
+} from "./registry/access-reviews.ts";
 import { newRESTStorage } from "./registry/rest-storage.ts";
-import { createSelfSubjectAccessReview } from "./registry/selfsubjectaccessreview.ts";
 import type { Store } from "./registry/store.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
 import { newTokenREST, type TokenREST, type TokenRESTOptions } from "./registry/subresources/token.ts";
@@ -93,7 +103,7 @@ export interface APIServerOptions {
   compactionIntervalMs?: number;
   /** Chapter 3: who sent a request (absent: everyone is the insecure port's superuser). */
   authenticator?: Authenticator;
-  /** Chapter 3: may they do it (absent: AlwaysAllow). */
+  /** Chapter 3: may they do it (absent: AlwaysAllow). Ignored when `authorizationModes` is given. */
   authorizer?: Authorizer;
   /** Chapter 3: the admission plugins (absent: no admission, as chapters 1–2 run). */
   admission?: AdmissionOptions;
@@ -112,6 +122,8 @@ export interface APIServerOptions {
    * `authenticator`.
    */
   authenticatorFromStores?: (stores: ReadonlyMap<string, Store>) => Authenticator;
+  /** chapter 3: RBAC — `--authorization-mode`, in order (RBAC, AlwaysAllow, …); absent: `authorizer`. */
+  authorizationModes?: string[];
 }
 
 export interface APIServer {
@@ -136,12 +148,22 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   if (opts.authorizerFromStores) opts = { ...opts, authorizer: opts.authorizerFromStores(stores) };
 
   const log = opts.log ?? (() => {});
+  // chapter 3: RBAC — the authorizer, the reviews' and the escalation checks' dependencies.
+  let authz: AuthorizationRuntime;
+  try {
+    authz = await startAuthorization(stores, opts.authorizationModes, opts.authorizer, log);
+  } catch (e) {
+    await backend.close();
+    throw e;
+  }
   // chapter 3: service-account tokens
   const authenticator = opts.authenticatorFromStores?.(stores) ?? opts.authenticator;
   const tokens = opts.serviceAccountTokens && newTokenREST(stores, opts.serviceAccountTokens);
-  const admission = opts.admission ? startAdmission(opts.admission, stores, opts, log) : undefined;
+  const admission = opts.admission
+    ? startAdmission(opts.admission, stores, { ...opts, authorizer: authz.authorizer }, log)
+    : undefined;
   const server = createServer((req, res) => {
-    void handle(stores, req, res, log, { ...opts, authenticator }, admission, tokens);
+    void handle(stores, req, res, log, { ...opts, authenticator }, authz, admission, tokens);
   });
   const host = opts.insecureBindAddress ?? "127.0.0.1";
   await new Promise<void>((resolve, reject) => {
@@ -161,6 +183,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         // Watches never end by themselves: cut every open connection.
         server.closeAllConnections();
       });
+      authz.stop();
       await backend.close();
     },
   };
@@ -213,6 +236,7 @@ async function handle(
   res: ServerResponse,
   log: (line: string) => void,
   opts: APIServerOptions,
+  authz: AuthorizationRuntime,
   admission?: AdmissionChain,
   tokens?: TokenREST,
 ): Promise<void> {
@@ -226,9 +250,9 @@ async function handle(
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
     const authenticated = await authenticateRequest(req, opts.authenticator);
-    const user = await impersonateRequest(req, authenticated, opts.authorizer);
+    const user = await impersonateRequest(req, authenticated, authz.authorizer);
     const query = new URL(req.url ?? "/", "http://localhost").searchParams;
-    await authorizeRequest(authorizerAttributes(user, info, query), opts.authorizer);
+    await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer);
     if (serveDiscovery(req, res)) return;
     if (["/healthz", "/livez", "/readyz"].includes(info.path.replace(/\/+$/, ""))) {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
@@ -236,19 +260,24 @@ async function handle(
       return;
     }
     if (!info.isResourceRequest) throw serviceError(404);
-    if (info.apiGroup === "authorization.k8s.io" && info.resource === "selfsubjectaccessreviews") {
-      await serveSelfSubjectAccessReview(req, res, info);
-      return;
-    }
     const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
     if (!resource) throw serviceError(404);
     checkScope(resource, info);
+    if (resource.group === "authorization.k8s.io") {
+      await serveAccessReview(req, res, info, resource, user, authz.reviews);
+      return;
+    }
     const scope: RequestScope = {
       req,
       res,
       info,
       resource,
-      store: stores.get(`${resource.group}/${resource.resource}`) as Store,
+      // chapter 3: RBAC — roles and bindings are written only without escalation.
+      store: withEscalationChecks(
+        stores.get(`${resource.group}/${resource.resource}`) as Store,
+        user,
+        authz.escalation,
+      ),
       query: new URL(req.url ?? "/", "http://localhost").searchParams,
       output: negotiateOutput(req.headers.accept),
       decodeProtobuf,
@@ -338,21 +367,37 @@ async function serveSubresource(scope: RequestScope, tokens?: TokenREST): Promis
 }
 // #endregion routes
 
-/** POST selfsubjectaccessreviews (`kubectl auth can-i`): create only, v1 only, nothing stored. */
-async function serveSelfSubjectAccessReview(
+/**
+ * POST to an access review (chapter 3: RBAC): create only, v1 only, nothing stored; the answer
+ * comes from the server's own authorizer.
+ */
+async function serveAccessReview(
   req: IncomingMessage,
   res: ServerResponse,
   info: RequestInfo,
+  resource: ResourceInfo,
+  user: UserInfo,
+  deps: ReviewDeps,
 ): Promise<void> {
-  if (info.apiVersion !== "v1") throw serviceError(404);
   if (info.verb !== "create" || info.name) throw serviceError(405);
   const review = decodeBody(
     req.headers["content-type"],
     await readBody(req),
-    { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview" },
+    { apiVersion: "authorization.k8s.io/v1", kind: resource.kind },
     decodeProtobuf,
   );
-  writeJSON(res, 201, createSelfSubjectAccessReview(review));
+  switch (resource.resource) {
+    case "selfsubjectaccessreviews":
+      return writeJSON(res, 201, await createSelfSubjectAccessReview(review, user, deps));
+    case "subjectaccessreviews":
+      return writeJSON(res, 201, await createSubjectAccessReview(review, deps));
+    case "localsubjectaccessreviews":
+      return writeJSON(res, 201, await createLocalSubjectAccessReview(review, info.namespace, deps));
+    case "selfsubjectrulesreviews":
+      return writeJSON(res, 201, await createSelfSubjectRulesReview(review, user, deps));
+    default:
+      throw serviceError(404);
+  }
 }
 
 /** newRequestInfo, with a malformed path (`/api/v1/namespaces/%zz`) as a 400 rather than a crash. */

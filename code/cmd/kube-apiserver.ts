@@ -45,6 +45,7 @@ import {
   type ServiceAccountConfig,
   serviceAccountConfigFromFlags,
 } from "../apiserver/authn/serviceaccount/options.ts";
+import { authorizationModeChoices, validateAuthorizationModes } from "../apiserver/authz/config.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
 import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
@@ -71,6 +72,12 @@ const flags = {
     min: 0,
     hint: "use a duration such as 5m0s, 90s or 0",
   }),
+  // chapter 3: RBAC — authorization
+  "authorization-mode": listFlag(
+    `Ordered list of plug-ins to do authorization on secure port. Defaults to AlwaysAllow if --authorization-config is not used. Comma-delimited list of: ${authorizationModeChoices.join(",")}.`,
+    [],
+    "replace",
+  ),
   v: {
     ...intFlag("log level: 3 or more logs every request", 3, { min: 0, hint: "use a non-negative integer" }),
     shorthand: "v",
@@ -127,6 +134,11 @@ const kubeAPIServer = command({
         );
       }
     }
+    // chapter 3: RBAC — an unknown or repeated mode stops the server before it serves anything.
+    const modeErrors = f["authorization-mode"].length
+      ? validateAuthorizationModes(f["authorization-mode"])
+      : [];
+    if (modeErrors.length) return new FlagError("kube-apiserver", modeErrors.join("; "));
     // chapter 3: service-account tokens
     const serviceAccounts = serviceAccountConfigFromFlags({
       keyFiles: f["service-account-key-file"],
@@ -139,6 +151,7 @@ const kubeAPIServer = command({
     if (Array.isArray(serviceAccounts))
       return new FlagError("kube-apiserver", `[${serviceAccounts.join(", ")}]`);
     return {
+      authorizationModes: f["authorization-mode"].length ? f["authorization-mode"] : undefined,
       serviceAccountTokens: serviceAccounts?.tokens,
       // The secure port's authentication adds newServiceAccountAuthenticator with these; the
       // insecure port authenticates no one, as upstream's never did.

@@ -145,6 +145,13 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
   "coordination.k8s.io/v1": { Lease: kind("Lease") },
   "scheduling.k8s.io/v1": { PriorityClass: kind("PriorityClass") },
   "autoscaling/v1": { Scale: kind("Scale") },
+  // chapter 3: RBAC (no patch strategies: rules and subjects are replaced whole, as upstream's)
+  "rbac.authorization.k8s.io/v1": {
+    Role: kind("Role"),
+    ClusterRole: kind("ClusterRole"),
+    RoleBinding: kind("RoleBinding"),
+    ClusterRoleBinding: kind("ClusterRoleBinding"),
+  },
 };
 // #endregion table
 

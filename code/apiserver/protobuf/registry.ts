@@ -36,6 +36,7 @@ const protoFiles = [
   "authorization.proto",
   "scheduling.proto",
   "coordination.proto",
+  "rbac.proto", // chapter 3: RBAC
 ];
 
 let root: protobuf.Root | undefined;

@@ -40,6 +40,12 @@ import { namespaceStrategy } from "./strategies/namespaces.ts";
 import { nodeStrategy } from "./strategies/nodes.ts";
 import { podStrategy } from "./strategies/pods.ts";
 import { priorityClassStrategy } from "./strategies/priorityclasses.ts";
+import {
+  clusterRoleBindingStrategy,
+  clusterRoleStrategy,
+  roleBindingStrategy,
+  roleStrategy,
+} from "./strategies/rbac.ts";
 import { replicaSetStrategy } from "./strategies/replicasets.ts";
 import { secretStrategy } from "./strategies/secrets.ts";
 import { serviceAccountStrategy } from "./strategies/serviceaccounts.ts";
@@ -61,6 +67,11 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   "apps/deployments": deploymentStrategy,
   "coordination.k8s.io/leases": leaseStrategy,
   "scheduling.k8s.io/priorityclasses": priorityClassStrategy,
+  // chapter 3: RBAC
+  "rbac.authorization.k8s.io/roles": roleStrategy,
+  "rbac.authorization.k8s.io/rolebindings": roleBindingStrategy,
+  "rbac.authorization.k8s.io/clusterroles": clusterRoleStrategy,
+  "rbac.authorization.k8s.io/clusterrolebindings": clusterRoleBindingStrategy,
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */
