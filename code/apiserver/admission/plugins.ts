@@ -25,6 +25,7 @@ import { AdmissionChain } from "./chain.ts";
 import type { Interface } from "./interfaces.ts";
 import { newAlwaysAdmit } from "./plugin/admit.ts";
 import { newAlwaysDeny } from "./plugin/deny.ts";
+import { newPodSecurity } from "./podsecurity/admission.ts";
 
 /** What a plugin may read while it decides: the registry stores (upstream: shared informers). */
 export interface PluginContext {
@@ -108,6 +109,7 @@ export const pluginFactories: Record<string, PluginFactory> = {
   AlwaysAdmit: () => newAlwaysAdmit(),
   AlwaysDeny: () => newAlwaysDeny(),
   // chapter 3: built-in plugins, NodeRestriction, PodSecurity and webhooks register here.
+  PodSecurity: (ctx) => newPodSecurity(ctx),
 };
 // #endregion registry
 
