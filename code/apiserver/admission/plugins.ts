@@ -26,6 +26,7 @@ import type { Interface } from "./interfaces.ts";
 import { newAlwaysAdmit } from "./plugin/admit.ts";
 import { newAlwaysDeny } from "./plugin/deny.ts";
 import { newNodeRestriction } from "./plugin/noderestriction.ts";
+import { newPodSecurity } from "./podsecurity/admission.ts";
 
 /** What a plugin may read while it decides: the registry stores (upstream: shared informers). */
 export interface PluginContext {
@@ -110,6 +111,7 @@ export const pluginFactories: Record<string, PluginFactory> = {
   AlwaysDeny: () => newAlwaysDeny(),
   // chapter 3: built-in plugins, NodeRestriction, PodSecurity and webhooks register here.
   NodeRestriction: (ctx) => newNodeRestriction((group, resource) => ctx.store(group, resource)),
+  PodSecurity: (ctx) => newPodSecurity(ctx),
 };
 // #endregion registry
 
