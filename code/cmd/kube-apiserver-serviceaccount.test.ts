@@ -1,9 +1,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensurePKI, type PKILayout } from "../pki/certs.ts";
 import { parseAPIServerFlags } from "./kube-apiserver.ts";
+import { startCommand, waitFor } from "./testing/command-process.ts";
 
 describe("kube-apiserver's service-account flags", () => {
   let dir: string;
@@ -100,5 +102,42 @@ describe("kube-apiserver's service-account flags", () => {
     ).toBe(
       "kube-apiserver: [failed to parse service-account-issuer-key-file: data does not contain a valid RSA or ECDSA private key]",
     );
+  });
+
+  it("started with them, the command answers a TokenRequest signed with sa.key", async () => {
+    const entry = fileURLToPath(new URL("./kube-apiserver.ts", import.meta.url));
+    const p = startCommand(entry, [
+      "--insecure-port=0",
+      `--service-account-signing-key-file=${layout.serviceAccountKey}`,
+      `--service-account-key-file=${layout.serviceAccountPublicKey}`,
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    ]);
+    try {
+      await waitFor(() => p.stderr().includes("Serving insecurely on"), "the ready line");
+      const url = `http://${/Serving insecurely on (\S+)/.exec(p.stderr())?.[1]}`;
+      const post = (path: string, body: unknown) =>
+        fetch(`${url}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      await post("/api/v1/namespaces/default/serviceaccounts", {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "default" },
+      });
+      const res = await post("/api/v1/namespaces/default/serviceaccounts/default/token", {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: {},
+      });
+      expect(res.status).toBe(201);
+      const token: string = (await res.json()).status.token;
+      expect(JSON.parse(Buffer.from(token.split(".")[0], "base64url").toString()).alg).toBe("ES256");
+      p.child.kill("SIGTERM");
+      expect(await p.waitForExit()).toBe(0);
+    } finally {
+      p.child.kill("SIGKILL");
+    }
   });
 });
