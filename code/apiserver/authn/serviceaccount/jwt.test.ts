@@ -1,4 +1,4 @@
-import { generateKeyPairSync, type KeyObject } from "node:crypto";
+import { createHmac, generateKeyPairSync, type KeyObject } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/meta.ts";
@@ -182,6 +182,17 @@ describe("the service-account token authenticator (jwt.go, claims.go validator)"
       JSON.stringify({ ...payloadOf(await mint()), sub: "system:serviceaccount:kube-system:admin" }),
     ).toString("base64url");
     await expect(a.authenticateToken(`${h}.${forged}.${s}`)).rejects.toThrow("signature verification failed");
+  });
+
+  it("refuses an unsigned token and one 'signed' with the public key as an HMAC secret", async () => {
+    const a = authenticator(cluster(sa), t0);
+    const payload = Buffer.from(JSON.stringify(payloadOf(await mint()))).toString("base64url");
+    const header = (h: object) => Buffer.from(JSON.stringify(h)).toString("base64url");
+    await expect(a.authenticateToken(`${header({ alg: "none" })}.${payload}.`)).rejects.toThrow();
+    const pem = rsa.publicKey.export({ type: "spki", format: "pem" });
+    const h = header({ alg: "HS256", kid: keyIDFromPublicKey(rsa.publicKey) });
+    const mac = createHmac("sha256", pem).update(`${h}.${payload}`).digest("base64url");
+    await expect(a.authenticateToken(`${h}.${payload}.${mac}`)).rejects.toThrow();
   });
 
   it("verifies with any of several keys (rotation), found by key id", async () => {
