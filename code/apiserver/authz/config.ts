@@ -22,8 +22,10 @@
  * @upstream kubernetes/kubernetes pkg/kubeapiserver/authorizer/modes/modes.go (AuthorizationModeChoices)
  * @chapter 03-api-security
  */
+
 import type { Store } from "../registry/store.ts";
 import type { Authorizer, RuleResolver } from "./authorizer.ts";
+import { newNodeAuthorizer } from "./node/node-authorizer.ts";
 import { newClusterRoleAggregator } from "./rbac/aggregation.ts";
 import type { EscalationDeps } from "./rbac/escalation.ts";
 import { RBACIndex } from "./rbac/index.ts";
@@ -74,7 +76,7 @@ export function parseAuthorizationModes(flag: string | undefined): string[] {
 export interface AuthorizationDeps {
   /** The RBAC authorizer, built over the server's RBAC index (server.ts makes it when RBAC is a mode). */
   rbac?: RBACAuthorizer;
-  /** The Node authorizer (code/apiserver/authz/node/), when this build has one. */
+  /** The Node authorizer over its graph (code/apiserver/authz/node/), when Node is a mode. */
   node?: Authorizer & RuleResolver;
 }
 
@@ -104,9 +106,7 @@ export function newAuthorizer(
         resolvers.push(deps.rbac);
         break;
       case "Node":
-        // The Node authorizer is built in code/apiserver/authz/node/ on another branch.
-        if (!deps.node)
-          throw new AuthorizationConfigError("authorization-mode Node is not built in this branch");
+        if (!deps.node) throw new AuthorizationConfigError("authorization-mode Node needs the node graph");
         authorizers.push(deps.node);
         resolvers.push(deps.node);
         break;
@@ -170,13 +170,21 @@ export async function startAuthorization(
     index = idx;
     rbac = new RBACAuthorizer(idx);
   }
-  const built = newAuthorizer(modes, { rbac });
+  let node: ReturnType<typeof newNodeAuthorizer> | undefined;
+  if (modes.includes("Node")) {
+    node = newNodeAuthorizer(stores);
+    await node.populator.hasSynced();
+  }
+  const built = newAuthorizer(modes, { rbac, node });
   return {
     authorizer: built.authorizer,
     reviews: built,
     escalation: { authorizer: built.authorizer, resolver: rbac?.resolver },
     index,
-    stop: () => informers?.stop(),
+    stop: () => {
+      informers?.stop();
+      node?.stop();
+    },
   };
 }
 // #endregion start-authorization

@@ -205,7 +205,7 @@ describe("authorization modes", () => {
     expect(validateAuthorizationModes(["RBAC", "RBAC"])).toEqual([
       'authorization-mode "RBAC,RBAC" has mode specified more than once',
     ]);
-    expect(() => newAuthorizer(["Node"], {})).toThrow("authorization-mode Node is not built in this branch");
+    expect(() => newAuthorizer(["Node"], {})).toThrow("authorization-mode Node needs the node graph");
   });
 
   it("asks in order: the first opinion wins; system:masters before any", async () => {
