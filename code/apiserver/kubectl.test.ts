@@ -273,6 +273,31 @@ describeWithTools("the real kubectl against our API server", ["kubectl"], () => 
       "example.com/gate",
     );
   });
+
+  it("Node and Endpoints are typed: their fields are kept, a wrong type is refused, explain describes them", async () => {
+    const node =
+      "apiVersion: v1\nkind: Node\nmetadata: {name: typed-node}\nspec:\n  taints: [{key: dedicated, value: gpu, effect: NoSchedule}]\n";
+    expect(await ok(["apply", "-f", "-"], {}, node)).toBe("node/typed-node created\n");
+    expect(await ok(["get", "node", "typed-node", "-o", "jsonpath={.spec.taints[0].effect}"])).toBe(
+      "NoSchedule",
+    );
+    const wrong = await kubectl(
+      ["apply", "-f", "-"],
+      {},
+      node.replace("typed-node", "wrong-node").replace("[{key", "{key").replace("}]", "}"),
+    );
+    expect(wrong.err).toContain(
+      "cannot unmarshal object into Go struct field NodeSpec.spec.taints of type []v1.Taint",
+    );
+    const endpoints =
+      "apiVersion: v1\nkind: Endpoints\nmetadata: {name: web}\nsubsets: [{addresses: [{ip: 10.0.0.7, nodeName: n1}], ports: [{port: 8080, name: http}]}]\n";
+    expect(await ok(["apply", "-f", "-"], {}, endpoints)).toBe("endpoints/web created\n");
+    expect(await ok(["get", "endpoints", "web", "-o", "jsonpath={.subsets[0].addresses[0].nodeName}"])).toBe(
+      "n1",
+    );
+    const explain = await ok(["explain", "node.spec.taints"]);
+    expect(explain).toMatch(/effect\s+<string> -required-\n\s+NoSchedule, PreferNoSchedule or NoExecute/);
+  });
 });
 
 async function waitFor(cond: () => boolean, ms = 10000): Promise<void> {

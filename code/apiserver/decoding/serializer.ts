@@ -96,7 +96,8 @@ export function decodeObject(
 
   const message = messageFor(apiVersion, kind) ?? messageFor(expected.apiVersion, expected.kind);
   if (!message) {
-    // No .proto for this kind (yet): free-form JSON; handlers/field-validation.ts checks its names.
+    // No .proto for this kind (none served today; round-trip.test.ts checks): free-form JSON,
+    // whose names handlers/field-validation.ts checks.
     return { obj: toValue(tree) as KubeObject, strictErrors, errorPrefix };
   }
   try {
