@@ -104,7 +104,7 @@ function attachmentHandlers(graph: Graph): Handlers {
  * List, then watch from the list's resourceVersion; when the watch ends, list again. The
  * handlers see every change once, in order, with the object as it was before.
  */
-class StoreInformer {
+export class StoreInformer {
   /** namespace/name → the object as last seen. */
   private readonly known = new Map<string, KubeObject>();
   private watch: Watch | undefined;
