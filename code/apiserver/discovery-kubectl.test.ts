@@ -152,6 +152,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "apps/v1",
       "authorization.k8s.io/v1",
       "coordination.k8s.io/v1",
+      "rbac.authorization.k8s.io/v1",
       "scheduling.k8s.io/v1",
       "v1",
     ]);
@@ -177,7 +178,9 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "false",
       "SelfSubjectAccessReview",
     ]);
-    expect(rows).toHaveLength(14);
+    expect(rows).toContainEqual(["clusterroles", "rbac.authorization.k8s.io/v1", "false", "ClusterRole"]);
+    // 14 of chapter 2, then chapter 3's four RBAC kinds and three more access reviews.
+    expect(rows).toHaveLength(21);
   });
 
   it.each([

@@ -65,6 +65,13 @@ describe("parseAPIServerFlags", () => {
     expect(err(["--etcd-servers=127.0.0.1:2379"])).toContain("write it as http://host:port");
     expect(err(["--etcd-compaction-interval=5 minutes"])).toContain("use a duration such as 5m0s");
     expect(err(["--etcd-servers"])).toBe("kube-apiserver: flag needs an argument: --etcd-servers");
+    // chapter 3: RBAC — upstream's messages for a bad --authorization-mode.
+    expect(err(["--authorization-mode=RBAC,Magic"])).toContain(
+      'authorization-mode "Magic" is not a valid mode',
+    );
+    expect(parseAPIServerFlags(["--authorization-mode=Node,RBAC"])).toMatchObject({
+      run: { authorizationModes: ["Node", "RBAC"] },
+    });
     expect(err(["serve"])).toBe(
       'kube-apiserver: "kube-apiserver" does not take any arguments, got ["serve"]',
     );
