@@ -41,6 +41,7 @@ import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
+import { type Auditor, isPanic, RequestAudit } from "./audit/request.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
 import type { Authorizer } from "./authz/authorizer.ts";
 import { serveDiscovery } from "./discovery.ts";
@@ -94,6 +95,8 @@ export interface APIServerOptions {
   authorizer?: Authorizer;
   /** Chapter 3: the admission plugins (absent: no admission, as chapters 1–2 run). */
   admission?: AdmissionOptions;
+  /** Chapter 3 audit: `--audit-policy-file` and the log backend (absent: no auditing). */
+  audit?: Auditor;
 }
 
 export interface APIServer {
@@ -138,6 +141,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         // Watches never end by themselves: cut every open connection.
         server.closeAllConnections();
       });
+      opts.audit?.backend.shutdown(); // chapter 3 audit
       await backend.close();
     },
   };
@@ -198,11 +202,14 @@ async function handle(
   const auditID = randomUUID();
   res.setHeader("Audit-Id", auditID);
   res.once("close", () => log(httpLogLine(req, res, info, started, auditID)));
+  // Chapter 3 audit: one event per stage; nothing is created without a policy.
+  const audit = opts.audit ? new RequestAudit(opts.audit, req, res, auditID) : undefined;
   try {
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
     const user = await authenticateRequest(req, opts.authenticator);
-    await authorizeRequest(authorizerAttributes(user, info), opts.authorizer);
+    audit?.begin(user, info); // chapter 3 audit: the policy's level, RequestReceived
+    await authorizeRequest(authorizerAttributes(user, info), opts.authorizer, audit?.recordDecision);
     if (serveDiscovery(req, res)) return;
     if (["/healthz", "/livez", "/readyz"].includes(info.path.replace(/\/+$/, ""))) {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
@@ -229,10 +236,12 @@ async function handle(
       setDefaults,
       user,
       admission,
+      audit, // chapter 3 audit
     };
     if (info.subresource) await serveSubresource(scope);
     else await serveResource(scope);
   } catch (e) {
+    if (isPanic(e)) audit?.panic(e); // chapter 3 audit: the Panic stage
     writeError(res, e);
   }
 }

@@ -26,6 +26,8 @@
  * - `-v`, `--v`: log level; 3 or more logs one line per request (upstream's httplog level). The
  *   default is 3, not upstream's 0, which would hide the requests this course wants you to watch;
  * - `--version`: prints `Kubernetes v1.32.0`, as upstream's verflag.
+ * - `--audit-policy-file` and `--audit-log-path` (chapter 3): the audit.k8s.io/v1 Policy and the
+ *   file of JSON lines it writes to (`-`: standard output); auditing is on only with both.
  *
  * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
  * authentication — chapter 3), and has some hundred more flags.
@@ -33,9 +35,14 @@
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/server.go (NewAPIServerCommand, Run)
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/options/options.go (ServerRunOptions)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/etcd.go (--etcd-servers, --watch-cache)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/audit.go (--audit-policy-file, --audit-log-path)
  * @chapter 02-apiserver
  */
 
+import { readFileSync } from "node:fs";
+import { newLogBackend } from "../apiserver/audit/backend.ts";
+import { loadPolicy } from "../apiserver/audit/policy.ts";
+import type { Auditor } from "../apiserver/audit/request.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
 import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
@@ -66,6 +73,11 @@ const flags = {
     ...intFlag("log level: 3 or more logs every request", 3, { min: 0, hint: "use a non-negative integer" }),
     shorthand: "v",
   },
+  // chapter 3: audit
+  "audit-policy-file": stringFlag("path to the file that defines the audit policy configuration"),
+  "audit-log-path": stringFlag(
+    "if set, all requests coming to the apiserver will be logged to this file; '-' means standard out",
+  ),
 };
 // #endregion flags
 
@@ -76,7 +88,11 @@ const kubeAPIServer = command({
   syntax: "pflag",
   version: `Kubernetes ${versionInfo.gitVersion}`,
   flags,
-  options(f): (APIServerOptions & { verbosity: number }) | FlagError {
+  options(
+    f,
+  ):
+    | (APIServerOptions & { verbosity: number; auditFiles?: { policyFile: string; logPath: string } })
+    | FlagError {
     const etcdServers = f["etcd-servers"];
     for (const url of etcdServers) {
       if (!/^https?:\/\/[^/]+/.test(url)) {
@@ -86,7 +102,12 @@ const kubeAPIServer = command({
         );
       }
     }
+    // chapter 3: audit — on only with a policy and a log to write it to, as upstream.
+    let audit: { policyFile: string; logPath: string } | undefined;
+    const [policyFile, logPath] = [f["audit-policy-file"], f["audit-log-path"]];
+    if (policyFile && logPath) audit = { policyFile, logPath };
     return {
+      auditFiles: audit,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
       insecurePort: f["insecure-port"],
@@ -97,11 +118,12 @@ const kubeAPIServer = command({
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, ...options }, io) {
+  async start({ verbosity, auditFiles, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
     let server: Awaited<ReturnType<typeof startAPIServer>>;
     try {
-      server = await startAPIServer({ ...options, log });
+      const audit = auditFiles ? newAuditor(auditFiles.policyFile, auditFiles.logPath) : undefined;
+      server = await startAPIServer({ ...options, log, audit });
     } catch (e) {
       io.stderr(`kube-apiserver: failed to start: ${(e as Error).message}\n`);
       return undefined;
@@ -121,6 +143,25 @@ const kubeAPIServer = command({
   },
 });
 // #endregion wiring
+
+/** chapter 3: audit — the policy file read and checked, the log backend opened. */
+function newAuditor(policyFile: string, logPath: string): Auditor {
+  let text: string;
+  try {
+    text = readFileSync(policyFile, "utf8");
+  } catch (e) {
+    throw new Error(
+      `loading audit policy file: failed to read file path "${policyFile}": ${(e as Error).message}`,
+    );
+  }
+  let policy: Auditor["policy"];
+  try {
+    policy = loadPolicy(text, `file ${policyFile}`);
+  } catch (e) {
+    throw new Error(`loading audit policy file: ${(e as Error).message}`);
+  }
+  return { policy, backend: newLogBackend(logPath) };
+}
 
 /** Reads kube-apiserver's flags from argv (without the program name): a server to run, a text to print, or the error. */
 export const parseAPIServerFlags = (argv: string[]) => parseCommand(kubeAPIServer, argv);

@@ -41,9 +41,15 @@ export function authorizerAttributes(user: UserInfo, info: RequestInfo): Attribu
 // #endregion attributes-from-request
 
 // #region with-authorization
-export async function authorizeRequest(a: Attributes, authorizer: Authorizer | undefined): Promise<string> {
+export async function authorizeRequest(
+  a: Attributes,
+  authorizer: Authorizer | undefined,
+  /** Chapter 3 audit: the `authorization.k8s.io/decision` and `…/reason` annotations. */
+  record?: (decision: "allow" | "forbid", reason: string) => void,
+): Promise<string> {
   if (!authorizer) return "";
   const { decision, reason } = await authorizer.authorize(a);
+  record?.(decision === "allow" ? "allow" : "forbid", reason);
   if (decision === "allow") return reason;
   throw forbiddenStatusError(a, reason);
 }
