@@ -262,3 +262,44 @@ describe("the audit log", () => {
       expect(JSON.parse(line)).toMatchObject({ kind: "Event", apiVersion: "audit.k8s.io/v1" });
   });
 });
+
+describe("the Panic stage", () => {
+  it("replaces ResponseComplete when the handler breaks", async () => {
+    const { createServer } = await import("node:http");
+    const { RequestAudit } = await import("./request.ts");
+    const { newRequestInfo } = await import("../request-info.ts");
+    const events: Event[] = [];
+    let closed: () => void = () => {};
+    const responseClosed = new Promise<void>((r) => {
+      closed = r;
+    });
+    const auditor = {
+      policy,
+      backend: { processEvents: (...e: Event[]) => void events.push(...e), shutdown() {} },
+    };
+    const server = createServer((req, res) => {
+      const audit = new RequestAudit(auditor, req, res, "id-1");
+      res.once("close", () => setImmediate(closed)); // after the audit's own close listener
+      audit.begin(jane, newRequestInfo("GET", req.url ?? "/"));
+      audit.panic(new TypeError("Cannot read properties of undefined (reading 'metadata')"));
+      res.writeHead(500, { "Content-Type": "application/json" });
+      res.end("{}");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      const { port } = server.address() as { port: number };
+      await (await fetch(`http://127.0.0.1:${port}/api/v1/namespaces/default/pods/web`)).text();
+      await responseClosed;
+      expect(events.map((e) => e.stage)).toEqual(["RequestReceived", "Panic"]);
+      expect(events[1].responseStatus).toEqual({
+        metadata: {},
+        status: "Failure",
+        message: "APIServer panic'd: Cannot read properties of undefined (reading 'metadata')",
+        reason: "InternalError",
+        code: 500,
+      });
+    } finally {
+      server.close();
+    }
+  });
+});
