@@ -42,6 +42,7 @@ import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
+import { type Auditor, isPanic, RequestAudit } from "./audit/request.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
 import type { UserInfo } from "./authn/user.ts";
 import type { Authorizer } from "./authz/authorizer.ts";
@@ -124,6 +125,8 @@ export interface APIServerOptions {
   authenticatorFromStores?: (stores: ReadonlyMap<string, Store>) => Authenticator;
   /** chapter 3: RBAC — `--authorization-mode`, in order (RBAC, AlwaysAllow, …); absent: `authorizer`. */
   authorizationModes?: string[];
+  /** Chapter 3 audit: `--audit-policy-file` and the log backend (absent: no auditing). */
+  audit?: Auditor;
 }
 
 export interface APIServer {
@@ -184,6 +187,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         server.closeAllConnections();
       });
       authz.stop();
+      opts.audit?.backend.shutdown(); // chapter 3 audit
       await backend.close();
     },
   };
@@ -246,13 +250,16 @@ async function handle(
   const auditID = randomUUID();
   res.setHeader("Audit-Id", auditID);
   res.once("close", () => log(httpLogLine(req, res, info, started, auditID)));
+  // Chapter 3 audit: one event per stage; nothing is created without a policy.
+  const audit = opts.audit ? new RequestAudit(opts.audit, req, res, auditID) : undefined;
   try {
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
     const authenticated = await authenticateRequest(req, opts.authenticator);
     const user = await impersonateRequest(req, authenticated, authz.authorizer);
+    audit?.begin(user, info); // chapter 3 audit: the policy's level, RequestReceived
     const query = new URL(req.url ?? "/", "http://localhost").searchParams;
-    await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer);
+    await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer, audit?.recordDecision);
     if (serveDiscovery(req, res)) return;
     if (["/healthz", "/livez", "/readyz"].includes(info.path.replace(/\/+$/, ""))) {
       res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8" });
@@ -284,10 +291,12 @@ async function handle(
       setDefaults,
       user,
       admission,
+      audit, // chapter 3 audit
     };
     if (info.subresource) await serveSubresource(scope, tokens);
     else await serveResource(scope);
   } catch (e) {
+    if (isPanic(e)) audit?.panic(e); // chapter 3 audit: the Panic stage
     writeError(res, e);
   }
 }

@@ -31,6 +31,8 @@
  *   `--api-audiences` (default: the first issuer), `--service-account-max-token-expiration`,
  *   `--service-account-extend-token-expiration`; with them, `kubectl create token` works.
  *   Upstream requires the first three; here none given means no tokens (chapters 1–2).
+ * - `--audit-policy-file` and `--audit-log-path` (chapter 3): the audit.k8s.io/v1 Policy and the
+ *   file of JSON lines it writes to (`-`: standard output); auditing is on only with both.
  *
  * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
  * authentication — chapter 3), and has some hundred more flags.
@@ -38,9 +40,14 @@
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/server.go (NewAPIServerCommand, Run)
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/options/options.go (ServerRunOptions)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/etcd.go (--etcd-servers, --watch-cache)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/audit.go (--audit-policy-file, --audit-log-path)
  * @chapter 02-apiserver
  */
 
+import { readFileSync } from "node:fs";
+import { newLogBackend } from "../apiserver/audit/backend.ts";
+import { loadPolicy } from "../apiserver/audit/policy.ts";
+import type { Auditor } from "../apiserver/audit/request.ts";
 import {
   type ServiceAccountConfig,
   serviceAccountConfigFromFlags,
@@ -109,6 +116,11 @@ const flags = {
     "give pod-bound tokens of 3607 seconds a year, warning after the hour",
     true,
   ),
+  // chapter 3: audit
+  "audit-policy-file": stringFlag("path to the file that defines the audit policy configuration"),
+  "audit-log-path": stringFlag(
+    "if set, all requests coming to the apiserver will be logged to this file; '-' means standard out",
+  ),
 };
 // #endregion flags
 
@@ -123,6 +135,7 @@ const kubeAPIServer = command({
     | (APIServerOptions & {
         verbosity: number;
         serviceAccountAuthentication?: ServiceAccountConfig["authentication"];
+        auditFiles?: { policyFile: string; logPath: string };
       })
     | FlagError {
     const etcdServers = f["etcd-servers"];
@@ -150,12 +163,17 @@ const kubeAPIServer = command({
     });
     if (Array.isArray(serviceAccounts))
       return new FlagError("kube-apiserver", `[${serviceAccounts.join(", ")}]`);
+    // chapter 3: audit — on only with a policy and a log to write it to, as upstream.
+    let audit: { policyFile: string; logPath: string } | undefined;
+    const [policyFile, logPath] = [f["audit-policy-file"], f["audit-log-path"]];
+    if (policyFile && logPath) audit = { policyFile, logPath };
     return {
       authorizationModes: f["authorization-mode"].length ? f["authorization-mode"] : undefined,
       serviceAccountTokens: serviceAccounts?.tokens,
       // The secure port's authentication adds newServiceAccountAuthenticator with these; the
       // insecure port authenticates no one, as upstream's never did.
       serviceAccountAuthentication: serviceAccounts?.authentication,
+      auditFiles: audit,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
       insecurePort: f["insecure-port"],
@@ -166,11 +184,12 @@ const kubeAPIServer = command({
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, serviceAccountAuthentication: _forTheSecurePort, ...options }, io) {
+  async start({ verbosity, serviceAccountAuthentication: _forTheSecurePort, auditFiles, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
     let server: Awaited<ReturnType<typeof startAPIServer>>;
     try {
-      server = await startAPIServer({ ...options, log });
+      const audit = auditFiles ? newAuditor(auditFiles.policyFile, auditFiles.logPath) : undefined;
+      server = await startAPIServer({ ...options, log, audit });
     } catch (e) {
       io.stderr(`kube-apiserver: failed to start: ${(e as Error).message}\n`);
       return undefined;
@@ -190,6 +209,25 @@ const kubeAPIServer = command({
   },
 });
 // #endregion wiring
+
+/** chapter 3: audit — the policy file read and checked, the log backend opened. */
+function newAuditor(policyFile: string, logPath: string): Auditor {
+  let text: string;
+  try {
+    text = readFileSync(policyFile, "utf8");
+  } catch (e) {
+    throw new Error(
+      `loading audit policy file: failed to read file path "${policyFile}": ${(e as Error).message}`,
+    );
+  }
+  let policy: Auditor["policy"];
+  try {
+    policy = loadPolicy(text, `file ${policyFile}`);
+  } catch (e) {
+    throw new Error(`loading audit policy file: ${(e as Error).message}`);
+  }
+  return { policy, backend: newLogBackend(logPath) };
+}
 
 /** Reads kube-apiserver's flags from argv (without the program name): a server to run, a text to print, or the error. */
 export const parseAPIServerFlags = (argv: string[]) => parseCommand(kubeAPIServer, argv);

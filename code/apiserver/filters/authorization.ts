@@ -71,9 +71,15 @@ function isValidPathSegmentName(name: string): boolean {
 // #endregion attributes-from-request
 
 // #region with-authorization
-export async function authorizeRequest(a: Attributes, authorizer: Authorizer | undefined): Promise<string> {
+export async function authorizeRequest(
+  a: Attributes,
+  authorizer: Authorizer | undefined,
+  /** Chapter 3 audit: the `authorization.k8s.io/decision` and `…/reason` annotations. */
+  record?: (decision: "allow" | "forbid", reason: string) => void,
+): Promise<string> {
   if (!authorizer) return "";
   const { decision, reason } = await authorizer.authorize(a);
+  record?.(decision === "allow" ? "allow" : "forbid", reason);
   if (decision === "allow") return reason;
   throw forbiddenStatusError(a, reason);
 }

@@ -57,7 +57,8 @@ export function admissionAttributes(
     object,
     oldObject,
     userInfo: scope.user ?? InsecureUser,
-    annotations: {},
+    // Chapter 3 audit: what plugins note goes straight into the request's audit event.
+    annotations: scope.audit?.annotations ?? {},
     warnings: [],
   };
 }

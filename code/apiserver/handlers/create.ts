@@ -59,5 +59,6 @@ export async function decodeRequestObject(
     ...checkFieldValidation(fieldValidation.directive, obj),
   ]);
   if (applyDefaults) scope.setDefaults(obj);
+  scope.audit?.logRequestObject(obj); // chapter 3 audit: requestObject, objectRef's name
   return obj;
 }

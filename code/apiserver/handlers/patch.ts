@@ -72,6 +72,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
   );
   if (invalid) throw invalid;
   const body = await readBody(scope.req);
+  scope.audit?.logRequestPatch(body); // chapter 3 audit: a patch is logged as sent
   const patch = isApply ? decodeApplyPatch(body.toString("utf8")) : parseJSON(body);
   const apiVersion = apiVersionOf(scope.resource);
   const kind = scope.resource.kind;

@@ -27,6 +27,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
 import type { AdmissionChain } from "../admission/chain.ts";
+import type { RequestAudit } from "../audit/request.ts";
 import type { UserInfo } from "../authn/user.ts";
 import { errorToAPIStatus, newBadRequest, newInvalid, newRequestEntityTooLargeError } from "../errors.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
@@ -57,6 +58,8 @@ export interface RequestScope {
   user?: UserInfo;
   /** The admission chain (chapter 3); absent: writes are not admitted (chapters 1–2). */
   admission?: AdmissionChain;
+  /** Chapter 3 audit: this request's audit event (absent: no audit policy). */
+  audit?: RequestAudit;
 }
 
 // #region read-body
