@@ -35,6 +35,10 @@
  * @chapter 02-apiserver
  */
 
+import {
+  setDefaultsMutatingWebhookConfiguration,
+  setDefaultsValidatingWebhookConfiguration,
+} from "./admissionregistration.ts";
 import { arr, type JSONObject, obj } from "./json.ts";
 import type { KubeObject } from "./meta.ts";
 
@@ -80,6 +84,11 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
   "apps/v1/Deployment": (o) => setDefaultsDeployment(o),
   "apps/v1/ReplicaSet": (o) => setDefaultsReplicaSet(o),
   "scheduling.k8s.io/v1/PriorityClass": (o) => setDefaultsPriorityClass(o),
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration": (o) =>
+    setDefaultsMutatingWebhookConfiguration(o),
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": (o) =>
+    setDefaultsValidatingWebhookConfiguration(o),
 };
 // #endregion set-defaults
 

@@ -26,6 +26,12 @@
  */
 
 import {
+  validateMutatingWebhookConfiguration,
+  validateMutatingWebhookConfigurationUpdate,
+  validateValidatingWebhookConfiguration,
+  validateValidatingWebhookConfigurationUpdate,
+} from "./admissionregistration-validation.ts";
+import {
   validateDeployment,
   validateDeploymentStatusUpdate,
   validateDeploymentUpdate,
@@ -61,6 +67,7 @@ import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "
 import { validatePod } from "./pod-validation.ts";
 import { validatePriorityClass, validatePriorityClassUpdate } from "./scheduling-validation.ts";
 
+export * from "./admissionregistration-validation.ts";
 export * from "./affinity-validation.ts";
 export * from "./apps-validation.ts";
 export * from "./container-validation.ts";
@@ -120,6 +127,15 @@ const rules: Record<string, KindRules> = {
   "scheduling.k8s.io/v1/PriorityClass": {
     create: validatePriorityClass,
     update: validatePriorityClassUpdate,
+  },
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration": {
+    create: validateMutatingWebhookConfiguration,
+    update: validateMutatingWebhookConfigurationUpdate,
+  },
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": {
+    create: validateValidatingWebhookConfiguration,
+    update: validateValidatingWebhookConfigurationUpdate,
   },
 };
 

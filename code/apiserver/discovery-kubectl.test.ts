@@ -144,6 +144,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     captured = [];
     const versions = await kubectl("api-versions");
     expect(versions.stdout.trim().split("\n")).toEqual([
+      "admissionregistration.k8s.io/v1",
       "apps/v1",
       "authorization.k8s.io/v1",
       "coordination.k8s.io/v1",
@@ -172,7 +173,13 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "false",
       "SelfSubjectAccessReview",
     ]);
-    expect(rows).toHaveLength(14);
+    expect(rows).toContainEqual([
+      "mutatingwebhookconfigurations",
+      "admissionregistration.k8s.io/v1",
+      "false",
+      "MutatingWebhookConfiguration",
+    ]);
+    expect(rows).toHaveLength(16);
   });
 
   it.each([

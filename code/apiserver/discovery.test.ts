@@ -153,6 +153,7 @@ describe("document bodies", () => {
     expect(named.items.map((g) => g.metadata.name)).toEqual([
       "apps",
       "authorization.k8s.io",
+      "admissionregistration.k8s.io",
       "scheduling.k8s.io",
       "coordination.k8s.io",
     ]);

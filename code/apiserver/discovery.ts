@@ -57,7 +57,14 @@ export const versionInfo = {
 // #endregion version
 
 /** Upstream's group order (highest priority first); unknown groups sort after, by name. */
-const groupPriority = ["", "apps", "authorization.k8s.io", "scheduling.k8s.io", "coordination.k8s.io"];
+const groupPriority = [
+  "",
+  "apps",
+  "authorization.k8s.io",
+  "admissionregistration.k8s.io", // chapter 3: webhooks (16700)
+  "scheduling.k8s.io",
+  "coordination.k8s.io",
+];
 
 export function groupNames(): string[] {
   const names = [...new Set(resources.map((r) => r.group))];

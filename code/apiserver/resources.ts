@@ -228,6 +228,29 @@ export const resources: readonly ResourceInfo[] = [
     subresources: [],
     stored: false,
   },
+  // chapter 3: webhooks (cluster-scoped, category api-extensions, no short names)
+  {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    resource: "mutatingwebhookconfigurations",
+    singularName: "mutatingwebhookconfiguration",
+    kind: "MutatingWebhookConfiguration",
+    namespaced: false,
+    verbs: all,
+    categories: ["api-extensions"],
+    subresources: [],
+  },
+  {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    resource: "validatingwebhookconfigurations",
+    singularName: "validatingwebhookconfiguration",
+    kind: "ValidatingWebhookConfiguration",
+    namespaced: false,
+    verbs: all,
+    categories: ["api-extensions"],
+    subresources: [],
+  },
 ];
 // #endregion resources
 

@@ -138,6 +138,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         // Watches never end by themselves: cut every open connection.
         server.closeAllConnections();
       });
+      admission?.close(); // chapter 3: the webhook plugins' watches
       await backend.close();
     },
   };

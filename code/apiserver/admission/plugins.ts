@@ -25,6 +25,10 @@ import { AdmissionChain } from "./chain.ts";
 import type { Interface } from "./interfaces.ts";
 import { newAlwaysAdmit } from "./plugin/admit.ts";
 import { newAlwaysDeny } from "./plugin/deny.ts";
+import { depsFromStores } from "./webhook/generic.ts";
+import { MutatingAdmissionWebhook } from "./webhook/mutating.ts";
+import { WebhookSource } from "./webhook/source.ts";
+import { ValidatingAdmissionWebhook } from "./webhook/validating.ts";
 
 /** What a plugin may read while it decides: the registry stores (upstream: shared informers). */
 export interface PluginContext {
@@ -108,7 +112,24 @@ export const pluginFactories: Record<string, PluginFactory> = {
   AlwaysAdmit: () => newAlwaysAdmit(),
   AlwaysDeny: () => newAlwaysDeny(),
   // chapter 3: built-in plugins, NodeRestriction, PodSecurity and webhooks register here.
+  // chapter 3: webhooks — each keeps its configurations in memory from their store's watch.
+  MutatingAdmissionWebhook: (ctx) =>
+    new MutatingAdmissionWebhook(
+      new WebhookSource(storeOf(ctx, "admissionregistration.k8s.io", "mutatingwebhookconfigurations")),
+      depsFromStores(ctx.store),
+    ),
+  ValidatingAdmissionWebhook: (ctx) =>
+    new ValidatingAdmissionWebhook(
+      new WebhookSource(storeOf(ctx, "admissionregistration.k8s.io", "validatingwebhookconfigurations")),
+      depsFromStores(ctx.store),
+    ),
 };
+
+function storeOf(ctx: PluginContext, group: string, resource: string): Store {
+  const store = ctx.store(group, resource);
+  if (!store) throw new Error(`admission: no store for ${resource}.${group}`);
+  return store;
+}
 // #endregion registry
 
 export interface AdmissionOptions {

@@ -145,6 +145,15 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
   "coordination.k8s.io/v1": { Lease: kind("Lease") },
   "scheduling.k8s.io/v1": { PriorityClass: kind("PriorityClass") },
   "autoscaling/v1": { Scale: kind("Scale") },
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/v1": {
+    MutatingWebhookConfiguration: kind("MutatingWebhookConfiguration", {
+      webhooks: mergeBy("name", struct("MutatingWebhook", { matchConditions: mergeBy("name") })),
+    }),
+    ValidatingWebhookConfiguration: kind("ValidatingWebhookConfiguration", {
+      webhooks: mergeBy("name", struct("ValidatingWebhook", { matchConditions: mergeBy("name") })),
+    }),
+  },
 };
 // #endregion table
 

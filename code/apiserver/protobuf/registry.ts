@@ -36,6 +36,7 @@ const protoFiles = [
   "authorization.proto",
   "scheduling.proto",
   "coordination.proto",
+  "admissionregistration.proto", // chapter 3: webhooks
 ];
 
 let root: protobuf.Root | undefined;
