@@ -35,6 +35,10 @@
  * @chapter 02-apiserver
  */
 
+import {
+  setDefaultsMutatingWebhookConfiguration,
+  setDefaultsValidatingWebhookConfiguration,
+} from "./admissionregistration.ts";
 import { arr, type JSONObject, obj } from "./json.ts";
 import type { KubeObject } from "./meta.ts";
 import { setDefaultsBinding } from "./rbac.ts";
@@ -84,6 +88,11 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
   // chapter 3: RBAC
   "rbac.authorization.k8s.io/v1/RoleBinding": (o) => setDefaultsBinding(o),
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": (o) => setDefaultsBinding(o),
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration": (o) =>
+    setDefaultsMutatingWebhookConfiguration(o),
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": (o) =>
+    setDefaultsValidatingWebhookConfiguration(o),
 };
 // #endregion set-defaults
 

@@ -75,6 +75,19 @@ const minimal: KubeObject[] = [
     spec: {},
   },
   { apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name: "high" }, value: 1000 },
+  {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingWebhookConfiguration",
+    metadata: { name: "inject" },
+    webhooks: [
+      {
+        name: "inject.example.com",
+        clientConfig: { url: "https://127.0.0.1:8443/mutate" },
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+      },
+    ],
+  },
 ];
 
 describe("validateObject", () => {

@@ -26,6 +26,12 @@
  */
 
 import {
+  validateMutatingWebhookConfiguration,
+  validateMutatingWebhookConfigurationUpdate,
+  validateValidatingWebhookConfiguration,
+  validateValidatingWebhookConfigurationUpdate,
+} from "./admissionregistration-validation.ts";
+import {
   validateDeployment,
   validateDeploymentStatusUpdate,
   validateDeploymentUpdate,
@@ -71,6 +77,7 @@ import {
 } from "./rbac-validation.ts";
 import { validatePriorityClass, validatePriorityClassUpdate } from "./scheduling-validation.ts";
 
+export * from "./admissionregistration-validation.ts";
 export * from "./affinity-validation.ts";
 export * from "./apps-validation.ts";
 export * from "./container-validation.ts";
@@ -144,6 +151,15 @@ const rules: Record<string, KindRules> = {
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": {
     create: validateClusterRoleBinding,
     update: validateClusterRoleBindingUpdate,
+  },
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/v1/MutatingWebhookConfiguration": {
+    create: validateMutatingWebhookConfiguration,
+    update: validateMutatingWebhookConfigurationUpdate,
+  },
+  "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": {
+    create: validateValidatingWebhookConfiguration,
+    update: validateValidatingWebhookConfigurationUpdate,
   },
 };
 

@@ -149,6 +149,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     captured = [];
     const versions = await kubectl("api-versions");
     expect(versions.stdout.trim().split("\n")).toEqual([
+      "admissionregistration.k8s.io/v1",
       "apps/v1",
       "authorization.k8s.io/v1",
       "coordination.k8s.io/v1",
@@ -179,8 +180,14 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "SelfSubjectAccessReview",
     ]);
     expect(rows).toContainEqual(["clusterroles", "rbac.authorization.k8s.io/v1", "false", "ClusterRole"]);
-    // 14 of chapter 2, then chapter 3's four RBAC kinds and three more access reviews.
-    expect(rows).toHaveLength(21);
+    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, and the two webhook configurations.
+    expect(rows).toHaveLength(23);
+    expect(rows).toContainEqual([
+      "mutatingwebhookconfigurations",
+      "admissionregistration.k8s.io/v1",
+      "false",
+      "MutatingWebhookConfiguration",
+    ]);
   });
 
   it.each([

@@ -156,6 +156,7 @@ describe("document bodies", () => {
       "apps",
       "authorization.k8s.io",
       "rbac.authorization.k8s.io",
+      "admissionregistration.k8s.io",
       "scheduling.k8s.io",
       "coordination.k8s.io",
     ]);

@@ -62,6 +62,7 @@ const groupPriority = [
   "apps",
   "authorization.k8s.io",
   "rbac.authorization.k8s.io", // chapter 3: RBAC (17000)
+  "admissionregistration.k8s.io", // chapter 3: webhooks (16700)
   "scheduling.k8s.io",
   "coordination.k8s.io",
 ];

@@ -188,6 +188,7 @@ describe("serving /openapi/v3", () => {
     expect(index).toEqual(openAPIIndex());
     expect(Object.keys(index.paths).sort()).toEqual([
       "api/v1",
+      "apis/admissionregistration.k8s.io/v1",
       "apis/apps/v1",
       "apis/authorization.k8s.io/v1",
       "apis/coordination.k8s.io/v1",

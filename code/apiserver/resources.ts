@@ -241,6 +241,29 @@ export const resources: readonly ResourceInfo[] = [
   // chapter 3: RBAC — the four RBAC kinds (pkg/registry/rbac/rest/storage_rbac.go) and the other
   // access reviews (pkg/registry/authorization/rest/storage_authorization.go).
   ...rbacResources(),
+  // chapter 3: webhooks (cluster-scoped, category api-extensions, no short names)
+  {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    resource: "mutatingwebhookconfigurations",
+    singularName: "mutatingwebhookconfiguration",
+    kind: "MutatingWebhookConfiguration",
+    namespaced: false,
+    verbs: all,
+    categories: ["api-extensions"],
+    subresources: [],
+  },
+  {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    resource: "validatingwebhookconfigurations",
+    singularName: "validatingwebhookconfiguration",
+    kind: "ValidatingWebhookConfiguration",
+    namespaced: false,
+    verbs: all,
+    categories: ["api-extensions"],
+    subresources: [],
+  },
 ];
 // #endregion resources
 

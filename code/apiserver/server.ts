@@ -188,6 +188,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
       });
       authz.stop();
       opts.audit?.backend.shutdown(); // chapter 3 audit
+      admission?.close(); // chapter 3: the webhook plugins' watches
       await backend.close();
     },
   };

@@ -27,6 +27,10 @@ import { newAlwaysAdmit } from "./plugin/admit.ts";
 import { newAlwaysDeny } from "./plugin/deny.ts";
 import { newNodeRestriction } from "./plugin/noderestriction.ts";
 import { newPodSecurity } from "./podsecurity/admission.ts";
+import { depsFromStores } from "./webhook/generic.ts";
+import { MutatingAdmissionWebhook } from "./webhook/mutating.ts";
+import { WebhookSource } from "./webhook/source.ts";
+import { ValidatingAdmissionWebhook } from "./webhook/validating.ts";
 
 /** What a plugin may read while it decides: the registry stores (upstream: shared informers). */
 export interface PluginContext {
@@ -112,7 +116,24 @@ export const pluginFactories: Record<string, PluginFactory> = {
   // chapter 3: built-in plugins, NodeRestriction, PodSecurity and webhooks register here.
   NodeRestriction: (ctx) => newNodeRestriction((group, resource) => ctx.store(group, resource)),
   PodSecurity: (ctx) => newPodSecurity(ctx),
+  // chapter 3: webhooks — each keeps its configurations in memory from their store's watch.
+  MutatingAdmissionWebhook: (ctx) =>
+    new MutatingAdmissionWebhook(
+      new WebhookSource(storeOf(ctx, "admissionregistration.k8s.io", "mutatingwebhookconfigurations")),
+      depsFromStores(ctx.store),
+    ),
+  ValidatingAdmissionWebhook: (ctx) =>
+    new ValidatingAdmissionWebhook(
+      new WebhookSource(storeOf(ctx, "admissionregistration.k8s.io", "validatingwebhookconfigurations")),
+      depsFromStores(ctx.store),
+    ),
 };
+
+function storeOf(ctx: PluginContext, group: string, resource: string): Store {
+  const store = ctx.store(group, resource);
+  if (!store) throw new Error(`admission: no store for ${resource}.${group}`);
+  return store;
+}
 // #endregion registry
 
 export interface AdmissionOptions {

@@ -53,6 +53,7 @@ export function admissionAttributes(
       kind: subresource?.kind || kind,
     },
     operation,
+    options: operationOptions(scope, operation),
     dryRun: scope.query.has("dryRun"),
     object,
     oldObject,
@@ -61,6 +62,26 @@ export function admissionAttributes(
     annotations: scope.audit?.annotations ?? {},
     warnings: [],
   };
+}
+
+/**
+ * The CreateOptions or UpdateOptions of a create or update (a patch is an update, an apply
+ * that creates a create), from the query, as a webhook reads them in `request.options`.
+ * Delete sets its DeleteOptions itself. (chapter 3: webhooks)
+ */
+function operationOptions(scope: RequestScope, operation: Operation): KubeObject | undefined {
+  if (operation !== "CREATE" && operation !== "UPDATE") return undefined;
+  const options: Record<string, unknown> = {
+    kind: operation === "CREATE" ? "CreateOptions" : "UpdateOptions",
+    apiVersion: "meta.k8s.io/v1",
+  };
+  const dryRun = scope.query.getAll("dryRun");
+  if (dryRun.length > 0) options.dryRun = dryRun;
+  const fieldManager = scope.query.get("fieldManager");
+  if (fieldManager) options.fieldManager = fieldManager;
+  const fieldValidation = scope.query.get("fieldValidation");
+  if (fieldValidation) options.fieldValidation = fieldValidation;
+  return options as unknown as KubeObject;
 }
 // #endregion attributes
 

@@ -152,6 +152,15 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
     RoleBinding: kind("RoleBinding"),
     ClusterRoleBinding: kind("ClusterRoleBinding"),
   },
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/v1": {
+    MutatingWebhookConfiguration: kind("MutatingWebhookConfiguration", {
+      webhooks: mergeBy("name", struct("MutatingWebhook", { matchConditions: mergeBy("name") })),
+    }),
+    ValidatingWebhookConfiguration: kind("ValidatingWebhookConfiguration", {
+      webhooks: mergeBy("name", struct("ValidatingWebhook", { matchConditions: mergeBy("name") })),
+    }),
+  },
 };
 // #endregion table
 

@@ -20,6 +20,7 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
+import { admissionRegistrationPrinters } from "./admissionregistration.ts";
 import { appsPrinters } from "./apps.ts";
 import { coordinationPrinters } from "./coordination.ts";
 import { corePrinters } from "./core.ts";
@@ -41,6 +42,10 @@ const printers: Readonly<Record<string, TablePrinter>> = {
   ...Object.fromEntries(Object.entries(schedulingPrinters).map(([r, p]) => [`scheduling.k8s.io/${r}`, p])),
   // chapter 3: RBAC
   ...Object.fromEntries(Object.entries(rbacPrinters).map(([r, p]) => [`rbac.authorization.k8s.io/${r}`, p])),
+  // chapter 3: webhooks
+  ...Object.fromEntries(
+    Object.entries(admissionRegistrationPrinters).map(([r, p]) => [`admissionregistration.k8s.io/${r}`, p]),
+  ),
 };
 // #endregion add-handlers
 

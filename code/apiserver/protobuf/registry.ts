@@ -37,6 +37,7 @@ const protoFiles = [
   "scheduling.proto",
   "coordination.proto",
   "rbac.proto", // chapter 3: RBAC
+  "admissionregistration.proto", // chapter 3: webhooks
 ];
 
 let root: protobuf.Root | undefined;

@@ -50,6 +50,11 @@ import { replicaSetStrategy } from "./strategies/replicasets.ts";
 import { secretStrategy } from "./strategies/secrets.ts";
 import { serviceAccountStrategy } from "./strategies/serviceaccounts.ts";
 import { serviceStrategy } from "./strategies/services.ts";
+// chapter 3: webhooks
+import {
+  mutatingWebhookConfigurationStrategy,
+  validatingWebhookConfigurationStrategy,
+} from "./strategies/webhookconfigurations.ts";
 import type { RESTStrategy } from "./strategy.ts";
 
 // #region strategy-for
@@ -72,6 +77,9 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   "rbac.authorization.k8s.io/rolebindings": roleBindingStrategy,
   "rbac.authorization.k8s.io/clusterroles": clusterRoleStrategy,
   "rbac.authorization.k8s.io/clusterrolebindings": clusterRoleBindingStrategy,
+  // chapter 3: webhooks
+  "admissionregistration.k8s.io/mutatingwebhookconfigurations": mutatingWebhookConfigurationStrategy,
+  "admissionregistration.k8s.io/validatingwebhookconfigurations": validatingWebhookConfigurationStrategy,
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */
