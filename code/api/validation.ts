@@ -59,6 +59,13 @@ import type { KubeObject } from "./meta.ts";
 import { validateObjectMetaUpdate } from "./object-meta-validation.ts";
 import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "./pod-update-validation.ts";
 import { validatePod } from "./pod-validation.ts";
+import {
+  validateLimitRange,
+  validateLimitRangeUpdate,
+  validateResourceQuota,
+  validateResourceQuotaStatusUpdate,
+  validateResourceQuotaUpdate,
+} from "./quota-validation.ts";
 import { validatePriorityClass, validatePriorityClassUpdate } from "./scheduling-validation.ts";
 
 export * from "./affinity-validation.ts";
@@ -120,6 +127,13 @@ const rules: Record<string, KindRules> = {
   "scheduling.k8s.io/v1/PriorityClass": {
     create: validatePriorityClass,
     update: validatePriorityClassUpdate,
+  },
+  // chapter 3: admission
+  "v1/LimitRange": { create: validateLimitRange, update: validateLimitRangeUpdate },
+  "v1/ResourceQuota": {
+    create: validateResourceQuota,
+    update: validateResourceQuotaUpdate,
+    status: validateResourceQuotaStatusUpdate,
   },
 };
 

@@ -25,7 +25,10 @@
  *   5m0s; 0 never compacts);
  * - `-v`, `--v`: log level; 3 or more logs one line per request (upstream's httplog level). The
  *   default is 3, not upstream's 0, which would hide the requests this course wants you to watch;
- * - `--version`: prints `Kubernetes v1.32.0`, as upstream's verflag.
+ * - `--version`: prints `Kubernetes v1.32.0`, as upstream's verflag;
+ * - chapter 3: `--enable-admission-plugins`, `--disable-admission-plugins` (comma-separated
+ *   plugin names, added to / taken from the defaults), `--default-not-ready-toleration-seconds`
+ *   and `--default-unreachable-toleration-seconds` (300). Any of them turns admission on.
  *
  * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
  * authentication — chapter 3), and has some hundred more flags.
@@ -36,9 +39,18 @@
  * @chapter 02-apiserver
  */
 
+import { type AdmissionOptions, enabledPluginNames } from "../apiserver/admission/plugins.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
-import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
+import {
+  boolFlag,
+  durationFlag,
+  FlagError,
+  type FlagValues,
+  intFlag,
+  listFlag,
+  stringFlag,
+} from "./cli/flag.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 export { FlagError } from "./cli/flag.ts";
@@ -62,6 +74,23 @@ const flags = {
     min: 0,
     hint: "use a duration such as 5m0s, 90s or 0",
   }),
+  // chapter 3: admission
+  "enable-admission-plugins": listFlag(
+    "admission plugins to enable besides the default ones (any of these flags turns admission on)",
+    [],
+    "append",
+  ),
+  "disable-admission-plugins": listFlag("default admission plugins to disable", [], "append"),
+  "default-not-ready-toleration-seconds": intFlag(
+    "tolerationSeconds of the not-ready:NoExecute toleration added to every pod without one",
+    300,
+    { min: 0, hint: "use a non-negative integer" },
+  ),
+  "default-unreachable-toleration-seconds": intFlag(
+    "tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one",
+    300,
+    { min: 0, hint: "use a non-negative integer" },
+  ),
   v: {
     ...intFlag("log level: 3 or more logs every request", 3, { min: 0, hint: "use a non-negative integer" }),
     shorthand: "v",
@@ -76,7 +105,7 @@ const kubeAPIServer = command({
   syntax: "pflag",
   version: `Kubernetes ${versionInfo.gitVersion}`,
   flags,
-  options(f): (APIServerOptions & { verbosity: number }) | FlagError {
+  options(f, given): (APIServerOptions & { verbosity: number }) | FlagError {
     const etcdServers = f["etcd-servers"];
     for (const url of etcdServers) {
       if (!/^https?:\/\/[^/]+/.test(url)) {
@@ -86,7 +115,10 @@ const kubeAPIServer = command({
         );
       }
     }
+    const admission = admissionOptions(f, given);
+    if (admission instanceof FlagError) return admission;
     return {
+      admission,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
       insecurePort: f["insecure-port"],
@@ -121,6 +153,40 @@ const kubeAPIServer = command({
   },
 });
 // #endregion wiring
+
+// #region admission-flags
+// chapter 3: admission
+const admissionFlags = [
+  "enable-admission-plugins",
+  "disable-admission-plugins",
+  "default-not-ready-toleration-seconds",
+  "default-unreachable-toleration-seconds",
+] as const;
+
+/**
+ * The rule for when the chain runs: whenever any admission flag is given (upstream's chain is
+ * always on; ours is off without one, so chapters 1–2 start exactly as before). A plugin name
+ * the server does not know, or one both enabled and disabled, is an error at start.
+ */
+function admissionOptions(
+  f: FlagValues<typeof flags>,
+  given: ReadonlySet<string>,
+): AdmissionOptions | undefined | FlagError {
+  if (!admissionFlags.some((name) => given.has(name))) return undefined;
+  const options: AdmissionOptions = {
+    enablePlugins: f["enable-admission-plugins"],
+    disablePlugins: f["disable-admission-plugins"],
+    defaultNotReadyTolerationSeconds: f["default-not-ready-toleration-seconds"],
+    defaultUnreachableTolerationSeconds: f["default-unreachable-toleration-seconds"],
+  };
+  try {
+    enabledPluginNames(options);
+  } catch (e) {
+    return new FlagError("kube-apiserver", (e as Error).message);
+  }
+  return options;
+}
+// #endregion admission-flags
 
 /** Reads kube-apiserver's flags from argv (without the program name): a server to run, a text to print, or the error. */
 export const parseAPIServerFlags = (argv: string[]) => parseCommand(kubeAPIServer, argv);

@@ -25,6 +25,7 @@ import { coordinationPrinters } from "./coordination.ts";
 import { corePrinters } from "./core.ts";
 import { creationTimestampDescription, nameDescription } from "./helpers.ts";
 import { podPrinter } from "./pods.ts";
+import { quotaPrinters } from "./quota.ts";
 import { schedulingPrinters } from "./scheduling.ts";
 import { type GenerateOptions, generateTable, type Table, type TablePrinter } from "./table.ts";
 
@@ -38,6 +39,8 @@ const printers: Readonly<Record<string, TablePrinter>> = {
     Object.entries(coordinationPrinters).map(([r, p]) => [`coordination.k8s.io/${r}`, p]),
   ),
   ...Object.fromEntries(Object.entries(schedulingPrinters).map(([r, p]) => [`scheduling.k8s.io/${r}`, p])),
+  // chapter 3: admission
+  ...Object.fromEntries(Object.entries(quotaPrinters).map(([r, p]) => [`/${r}`, p])),
 };
 // #endregion add-handlers
 

@@ -33,11 +33,13 @@ import { deploymentStrategy } from "./strategies/deployments.ts";
 import { endpointsStrategy } from "./strategies/endpoints.ts";
 import { eventStrategy } from "./strategies/events.ts";
 import { leaseStrategy } from "./strategies/leases.ts";
+import { limitRangeStrategy } from "./strategies/limitranges.ts";
 import { namespaceStrategy } from "./strategies/namespaces.ts";
 import { nodeStrategy } from "./strategies/nodes.ts";
 import { podStrategy } from "./strategies/pods.ts";
 import { priorityClassStrategy } from "./strategies/priorityclasses.ts";
 import { replicaSetStrategy } from "./strategies/replicasets.ts";
+import { resourceQuotaStrategy } from "./strategies/resourcequotas.ts";
 import { secretStrategy } from "./strategies/secrets.ts";
 import { serviceAccountStrategy } from "./strategies/serviceaccounts.ts";
 import { serviceStrategy } from "./strategies/services.ts";
@@ -58,6 +60,9 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   "apps/deployments": deploymentStrategy,
   "coordination.k8s.io/leases": leaseStrategy,
   "scheduling.k8s.io/priorityclasses": priorityClassStrategy,
+  // chapter 3: admission
+  "/limitranges": limitRangeStrategy,
+  "/resourcequotas": resourceQuotaStrategy,
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */
