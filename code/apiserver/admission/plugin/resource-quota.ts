@@ -40,8 +40,9 @@ import { addLists, equalLists, type ResourceList, subtractNonNegative } from "./
 
 export const PluginName = "ResourceQuota";
 
-/** The learner's charge (exercise 03-api-security/05-quota-usage) can replace ours. */
+/** The learner's charge and usage (exercise 03-api-security/05-quota-usage) can replace ours. */
 export type ChargeFunc = (delta: ResourceList, access: QuotaAccess) => Promise<void>;
+export type UsageFunc = (group: string, resource: string, obj: KubeObject) => ResourceList;
 
 // #region scopes
 /** podMatchesScopeFunc for the scopes built here; `undefined` for a scope not built. */
@@ -72,7 +73,11 @@ function matchesScopes(quota: ResourceQuota, a: Attributes): boolean {
 // #endregion scopes
 
 // #region admission
-export function newResourceQuota(ctx: PluginContext, charge: ChargeFunc = chargeQuota): ValidationInterface {
+export function newResourceQuota(
+  ctx: PluginContext,
+  charge: ChargeFunc = chargeQuota,
+  usage: UsageFunc = usageOf,
+): ValidationInterface {
   const quotas = (): Store => {
     const store = ctx.store("", "resourcequotas");
     if (!store) throw newInternalError("ResourceQuota: no resourcequotas store");
@@ -94,7 +99,7 @@ export function newResourceQuota(ctx: PluginContext, charge: ChargeFunc = charge
         const store = ctx.store(group, resource);
         if (!store) continue;
         const { items } = await store.list(namespace, {});
-        for (const item of items) total = addLists(total, usageOf(group, resource, item));
+        for (const item of items) total = addLists(total, usage(group, resource, item));
       }
       const used: ResourceList = {};
       for (const name of Object.keys(hard)) used[name] = total[name] ?? "0";
@@ -123,9 +128,9 @@ export function newResourceQuota(ctx: PluginContext, charge: ChargeFunc = charge
       if (a.resource.group === "" && a.resource.resource === "namespaces") return;
       const { items } = await quotas().list(a.namespace, {});
       if (items.length === 0) return;
-      let delta = usageOf(a.resource.group, a.resource.resource, a.object);
+      let delta = usage(a.resource.group, a.resource.resource, a.object);
       if (a.operation === "UPDATE" && a.oldObject) {
-        delta = subtractNonNegative(delta, usageOf(a.resource.group, a.resource.resource, a.oldObject));
+        delta = subtractNonNegative(delta, usage(a.resource.group, a.resource.resource, a.oldObject));
       }
       const sorted = (items as ResourceQuota[]).sort((x, y) =>
         (x.metadata.name ?? "").localeCompare(y.metadata.name ?? ""),
