@@ -172,7 +172,8 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "false",
       "SelfSubjectAccessReview",
     ]);
-    expect(rows).toHaveLength(14);
+    // chapter 3: admission adds limitranges and resourcequotas.
+    expect(rows).toHaveLength(16);
   });
 
   it.each([
