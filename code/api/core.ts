@@ -547,3 +547,31 @@ export interface Endpoints extends KubeObject {
   subsets?: EndpointSubset[];
 }
 // #endregion service
+
+// chapter 3: admission — the objects LimitRanger and ResourceQuota read.
+// #region limit-range
+export type LimitType = "Container" | "Pod" | "PersistentVolumeClaim";
+
+export interface LimitRangeItem {
+  type: LimitType;
+  max?: ResourceList;
+  min?: ResourceList;
+  /** The limit a container gets when it states none (Container only). */
+  default?: ResourceList;
+  /** The request a container gets when it states none (Container only). */
+  defaultRequest?: ResourceList;
+  maxLimitRequestRatio?: ResourceList;
+}
+
+export interface LimitRange extends KubeObject {
+  spec?: { limits?: LimitRangeItem[] };
+}
+// #endregion limit-range
+
+// #region resource-quota
+export interface ResourceQuota extends KubeObject {
+  spec?: { hard?: ResourceList; scopes?: string[]; scopeSelector?: unknown };
+  /** `hard` as enforced and `used` as charged; written by quota admission and the quota controller. */
+  status?: { hard?: ResourceList; used?: ResourceList };
+}
+// #endregion resource-quota

@@ -93,6 +93,8 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
     setDefaultsMutatingWebhookConfiguration(o),
   "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": (o) =>
     setDefaultsValidatingWebhookConfiguration(o),
+  // chapter 3: admission
+  "v1/LimitRange": (o) => setDefaultsLimitRange(o),
 };
 // #endregion set-defaults
 
@@ -446,3 +448,27 @@ export function setDefaultsPriorityClass(priorityClass: KubeObject): void {
     priorityClass.preemptionPolicy = "PreemptLowerPriority";
   }
 }
+
+// chapter 3: admission
+// #region limit-range-defaults
+/**
+ * SetDefaults_LimitRangeItem, for Container items: a missing default limit is the max, a
+ * missing default request is the default limit, else the min — so LimitRanger's defaults
+ * always lie inside the bounds it enforces. (Empty maps are omitted, as Go's omitempty.)
+ */
+export function setDefaultsLimitRange(limitRange: KubeObject): void {
+  const limits = (
+    limitRange.spec as { limits?: Record<string, Record<string, string> | string>[] } | undefined
+  )?.limits;
+  for (const item of limits ?? []) {
+    if (item.type !== "Container") continue;
+    const list = (k: string) => ({ ...((item[k] as Record<string, string> | undefined) ?? {}) });
+    const [max, min, def, defReq] = [list("max"), list("min"), list("default"), list("defaultRequest")];
+    for (const [k, v] of Object.entries(max)) if (!(k in def)) def[k] = v;
+    for (const [k, v] of Object.entries(def)) if (!(k in defReq)) defReq[k] = v;
+    for (const [k, v] of Object.entries(min)) if (!(k in defReq)) defReq[k] = v;
+    if (Object.keys(def).length > 0) item.default = def;
+    if (Object.keys(defReq).length > 0) item.defaultRequest = defReq;
+  }
+}
+// #endregion limit-range-defaults

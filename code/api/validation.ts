@@ -66,6 +66,13 @@ import { validateObjectMetaUpdate } from "./object-meta-validation.ts";
 import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "./pod-update-validation.ts";
 import { validatePod } from "./pod-validation.ts";
 import {
+  validateLimitRange,
+  validateLimitRangeUpdate,
+  validateResourceQuota,
+  validateResourceQuotaStatusUpdate,
+  validateResourceQuotaUpdate,
+} from "./quota-validation.ts";
+import {
   validateClusterRole,
   validateClusterRoleBinding,
   validateClusterRoleBindingUpdate,
@@ -160,6 +167,13 @@ const rules: Record<string, KindRules> = {
   "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration": {
     create: validateValidatingWebhookConfiguration,
     update: validateValidatingWebhookConfigurationUpdate,
+  },
+  // chapter 3: admission
+  "v1/LimitRange": { create: validateLimitRange, update: validateLimitRangeUpdate },
+  "v1/ResourceQuota": {
+    create: validateResourceQuota,
+    update: validateResourceQuotaUpdate,
+    status: validateResourceQuotaStatusUpdate,
   },
 };
 

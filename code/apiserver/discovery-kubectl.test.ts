@@ -180,8 +180,8 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "SelfSubjectAccessReview",
     ]);
     expect(rows).toContainEqual(["clusterroles", "rbac.authorization.k8s.io/v1", "false", "ClusterRole"]);
-    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, and the two webhook configurations.
-    expect(rows).toHaveLength(23);
+    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, the two webhook configurations, limitranges and resourcequotas.
+    expect(rows).toHaveLength(25);
     expect(rows).toContainEqual([
       "mutatingwebhookconfigurations",
       "admissionregistration.k8s.io/v1",

@@ -40,6 +40,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
+import { ensureAdmissionObjects } from "./admission/bootstrap.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
 import { type Auditor, isPanic, RequestAudit } from "./audit/request.ts";
@@ -165,6 +166,13 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   const admission = opts.admission
     ? startAdmission(opts.admission, stores, { ...opts, authorizer: authz.authorizer }, log)
     : undefined;
+  // chapter 3: admission — the system priority classes and `default` service accounts.
+  if (admission)
+    await ensureAdmissionObjects(
+      stores,
+      admission.plugins.map((p) => p.name),
+      systemNamespaces,
+    );
   const server = createServer((req, res) => {
     void handle(stores, req, res, log, { ...opts, authenticator }, authz, admission, tokens);
   });

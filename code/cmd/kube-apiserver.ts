@@ -33,6 +33,9 @@
  *   Upstream requires the first three; here none given means no tokens (chapters 1–2).
  * - `--audit-policy-file` and `--audit-log-path` (chapter 3): the audit.k8s.io/v1 Policy and the
  *   file of JSON lines it writes to (`-`: standard output); auditing is on only with both.
+ * - chapter 3: `--enable-admission-plugins`, `--disable-admission-plugins` (comma-separated
+ *   plugin names, added to / taken from the defaults), `--default-not-ready-toleration-seconds`
+ *   and `--default-unreachable-toleration-seconds` (300). Any of them turns admission on.
  *
  * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
  * authentication — chapter 3), and has some hundred more flags.
@@ -45,6 +48,7 @@
  */
 
 import { readFileSync } from "node:fs";
+import { type AdmissionOptions, enabledPluginNames } from "../apiserver/admission/plugins.ts";
 import { newLogBackend } from "../apiserver/audit/backend.ts";
 import { loadPolicy } from "../apiserver/audit/policy.ts";
 import type { Auditor } from "../apiserver/audit/request.ts";
@@ -55,7 +59,15 @@ import {
 import { authorizationModeChoices, validateAuthorizationModes } from "../apiserver/authz/config.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
-import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
+import {
+  boolFlag,
+  durationFlag,
+  FlagError,
+  type FlagValues,
+  intFlag,
+  listFlag,
+  stringFlag,
+} from "./cli/flag.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 export { FlagError } from "./cli/flag.ts";
@@ -84,6 +96,23 @@ const flags = {
     `Ordered list of plug-ins to do authorization on secure port. Defaults to AlwaysAllow if --authorization-config is not used. Comma-delimited list of: ${authorizationModeChoices.join(",")}.`,
     [],
     "replace",
+  ),
+  // chapter 3: admission
+  "enable-admission-plugins": listFlag(
+    "admission plugins to enable besides the default ones (any of these flags turns admission on)",
+    [],
+    "append",
+  ),
+  "disable-admission-plugins": listFlag("default admission plugins to disable", [], "append"),
+  "default-not-ready-toleration-seconds": intFlag(
+    "tolerationSeconds of the not-ready:NoExecute toleration added to every pod without one",
+    300,
+    { min: 0, hint: "use a non-negative integer" },
+  ),
+  "default-unreachable-toleration-seconds": intFlag(
+    "tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one",
+    300,
+    { min: 0, hint: "use a non-negative integer" },
   ),
   v: {
     ...intFlag("log level: 3 or more logs every request", 3, { min: 0, hint: "use a non-negative integer" }),
@@ -131,7 +160,10 @@ const kubeAPIServer = command({
   syntax: "pflag",
   version: `Kubernetes ${versionInfo.gitVersion}`,
   flags,
-  options(f):
+  options(
+    f,
+    given,
+  ):
     | (APIServerOptions & {
         verbosity: number;
         serviceAccountAuthentication?: ServiceAccountConfig["authentication"];
@@ -163,6 +195,9 @@ const kubeAPIServer = command({
     });
     if (Array.isArray(serviceAccounts))
       return new FlagError("kube-apiserver", `[${serviceAccounts.join(", ")}]`);
+    // chapter 3: admission
+    const admission = admissionOptions(f, given);
+    if (admission instanceof FlagError) return admission;
     // chapter 3: audit — on only with a policy and a log to write it to, as upstream.
     let audit: { policyFile: string; logPath: string } | undefined;
     const [policyFile, logPath] = [f["audit-policy-file"], f["audit-log-path"]];
@@ -174,6 +209,7 @@ const kubeAPIServer = command({
       // insecure port authenticates no one, as upstream's never did.
       serviceAccountAuthentication: serviceAccounts?.authentication,
       auditFiles: audit,
+      admission,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
       insecurePort: f["insecure-port"],
@@ -228,6 +264,40 @@ function newAuditor(policyFile: string, logPath: string): Auditor {
   }
   return { policy, backend: newLogBackend(logPath) };
 }
+
+// #region admission-flags
+// chapter 3: admission
+const admissionFlags = [
+  "enable-admission-plugins",
+  "disable-admission-plugins",
+  "default-not-ready-toleration-seconds",
+  "default-unreachable-toleration-seconds",
+] as const;
+
+/**
+ * The rule for when the chain runs: whenever any admission flag is given (upstream's chain is
+ * always on; ours is off without one, so chapters 1–2 start exactly as before). A plugin name
+ * the server does not know, or one both enabled and disabled, is an error at start.
+ */
+function admissionOptions(
+  f: FlagValues<typeof flags>,
+  given: ReadonlySet<string>,
+): AdmissionOptions | undefined | FlagError {
+  if (!admissionFlags.some((name) => given.has(name))) return undefined;
+  const options: AdmissionOptions = {
+    enablePlugins: f["enable-admission-plugins"],
+    disablePlugins: f["disable-admission-plugins"],
+    defaultNotReadyTolerationSeconds: f["default-not-ready-toleration-seconds"],
+    defaultUnreachableTolerationSeconds: f["default-unreachable-toleration-seconds"],
+  };
+  try {
+    enabledPluginNames(options);
+  } catch (e) {
+    return new FlagError("kube-apiserver", (e as Error).message);
+  }
+  return options;
+}
+// #endregion admission-flags
 
 /** Reads kube-apiserver's flags from argv (without the program name): a server to run, a text to print, or the error. */
 export const parseAPIServerFlags = (argv: string[]) => parseCommand(kubeAPIServer, argv);

@@ -19,27 +19,30 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/admission.go (AdmissionOptions.enabledPluginNames, Validate)
  * @chapter 03-api-security
  */
-import type { Authorizer } from "../authz/authorizer.ts";
+
 import type { Store } from "../registry/store.ts";
 import { AdmissionChain } from "./chain.ts";
+import type { PluginContext } from "./context.ts";
 import type { Interface } from "./interfaces.ts";
 import { newAlwaysAdmit } from "./plugin/admit.ts";
+import { newDefaultTolerationSeconds } from "./plugin/default-toleration-seconds.ts";
 import { newAlwaysDeny } from "./plugin/deny.ts";
+import { newLimitRanger } from "./plugin/limit-ranger.ts";
+import { newNamespaceLifecycle } from "./plugin/namespace-lifecycle.ts";
 import { newNodeRestriction } from "./plugin/noderestriction.ts";
+import { newPriority } from "./plugin/priority.ts";
+import { newResourceQuota } from "./plugin/resource-quota.ts";
+import { newServiceAccount } from "./plugin/service-account.ts";
 import { newPodSecurity } from "./podsecurity/admission.ts";
 import { depsFromStores } from "./webhook/generic.ts";
 import { MutatingAdmissionWebhook } from "./webhook/mutating.ts";
 import { WebhookSource } from "./webhook/source.ts";
 import { ValidatingAdmissionWebhook } from "./webhook/validating.ts";
 
-/** What a plugin may read while it decides: the registry stores (upstream: shared informers). */
-export interface PluginContext {
-  /** The store of a served resource, e.g. `store("", "namespaces")`. */
-  store(group: string, resource: string): Store | undefined;
-  authorizer?: Authorizer;
-}
+/** What a plugin may read while it decides (context.ts; kept importable from here). */
+export type { PluginContext };
 
-export type PluginFactory = (ctx: PluginContext) => Interface;
+export type PluginFactory = (ctx: PluginContext, opts: AdmissionOptions) => Interface;
 
 // #region ordered-plugins
 /** v1.32's AllOrderedPlugins. */
@@ -127,6 +130,17 @@ export const pluginFactories: Record<string, PluginFactory> = {
       new WebhookSource(storeOf(ctx, "admissionregistration.k8s.io", "validatingwebhookconfigurations")),
       depsFromStores(ctx.store),
     ),
+  // chapter 3: admission (the built-in plugins)
+  NamespaceLifecycle: (ctx) => newNamespaceLifecycle(ctx),
+  LimitRanger: (ctx) => newLimitRanger(ctx),
+  ServiceAccount: (ctx) => newServiceAccount(ctx),
+  Priority: (ctx) => newPriority(ctx),
+  DefaultTolerationSeconds: (_ctx, opts) =>
+    newDefaultTolerationSeconds({
+      notReadySeconds: opts.defaultNotReadyTolerationSeconds,
+      unreachableSeconds: opts.defaultUnreachableTolerationSeconds,
+    }),
+  ResourceQuota: (ctx) => newResourceQuota(ctx),
 };
 
 function storeOf(ctx: PluginContext, group: string, resource: string): Store {
@@ -141,6 +155,10 @@ export interface AdmissionOptions {
   enablePlugins?: string[];
   /** `--disable-admission-plugins`: taken from the defaults. */
   disablePlugins?: string[];
+  /** `--default-not-ready-toleration-seconds` (DefaultTolerationSeconds; default 300). */
+  defaultNotReadyTolerationSeconds?: number;
+  /** `--default-unreachable-toleration-seconds` (DefaultTolerationSeconds; default 300). */
+  defaultUnreachableTolerationSeconds?: number;
 }
 
 // #region enabled-plugins
@@ -179,7 +197,7 @@ export function newAdmissionChain(
   const skipped: string[] = [];
   for (const name of enabledPluginNames(opts)) {
     const factory = pluginFactories[name];
-    if (factory) plugins.push(factory(ctx));
+    if (factory) plugins.push(factory(ctx, opts));
     else skipped.push(name);
   }
   return { chain: new AdmissionChain(plugins), skipped };

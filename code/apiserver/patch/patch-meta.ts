@@ -126,6 +126,9 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
     Event: kind("Event"),
     Binding: kind("Binding"),
     PodTemplate: kind("PodTemplate", { template: { type: podTemplateSpec } }),
+    // chapter 3: admission — no patch strategies beyond metadata's.
+    LimitRange: kind("LimitRange"),
+    ResourceQuota: kind("ResourceQuota"),
   },
   "apps/v1": {
     Deployment: kind("Deployment", {

@@ -26,6 +26,7 @@ import { coordinationPrinters } from "./coordination.ts";
 import { corePrinters } from "./core.ts";
 import { creationTimestampDescription, nameDescription } from "./helpers.ts";
 import { podPrinter } from "./pods.ts";
+import { quotaPrinters } from "./quota.ts";
 import { rbacPrinters } from "./rbac.ts";
 import { schedulingPrinters } from "./scheduling.ts";
 import { type GenerateOptions, generateTable, type Table, type TablePrinter } from "./table.ts";
@@ -46,6 +47,8 @@ const printers: Readonly<Record<string, TablePrinter>> = {
   ...Object.fromEntries(
     Object.entries(admissionRegistrationPrinters).map(([r, p]) => [`admissionregistration.k8s.io/${r}`, p]),
   ),
+  // chapter 3: admission
+  ...Object.fromEntries(Object.entries(quotaPrinters).map(([r, p]) => [`/${r}`, p])),
 };
 // #endregion add-handlers
 

@@ -36,6 +36,7 @@ import { deploymentStrategy } from "./strategies/deployments.ts";
 import { endpointsStrategy } from "./strategies/endpoints.ts";
 import { eventStrategy } from "./strategies/events.ts";
 import { leaseStrategy } from "./strategies/leases.ts";
+import { limitRangeStrategy } from "./strategies/limitranges.ts";
 import { namespaceStrategy } from "./strategies/namespaces.ts";
 import { nodeStrategy } from "./strategies/nodes.ts";
 import { podStrategy } from "./strategies/pods.ts";
@@ -47,6 +48,7 @@ import {
   roleStrategy,
 } from "./strategies/rbac.ts";
 import { replicaSetStrategy } from "./strategies/replicasets.ts";
+import { resourceQuotaStrategy } from "./strategies/resourcequotas.ts";
 import { secretStrategy } from "./strategies/secrets.ts";
 import { serviceAccountStrategy } from "./strategies/serviceaccounts.ts";
 import { serviceStrategy } from "./strategies/services.ts";
@@ -80,6 +82,9 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   // chapter 3: webhooks
   "admissionregistration.k8s.io/mutatingwebhookconfigurations": mutatingWebhookConfigurationStrategy,
   "admissionregistration.k8s.io/validatingwebhookconfigurations": validatingWebhookConfigurationStrategy,
+  // chapter 3: admission
+  "/limitranges": limitRangeStrategy,
+  "/resourcequotas": resourceQuotaStrategy,
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */

@@ -1,0 +1,38 @@
+/**
+ * Admission's start-up objects — what the built-in plugins expect to find the moment the API
+ * server serves: the system PriorityClasses, and a `default` ServiceAccount in the system
+ * namespaces.
+ *
+ * Solves:
+ * - `priorityClassName: system-node-critical` must resolve on the first pod; upstream's
+ *   scheduling REST storage creates both system classes in a post-start hook;
+ * - the ServiceAccount plugin refuses a pod whose account does not exist, and upstream's
+ *   serviceaccounts controller (kube-controller-manager, chapter 4) creates `default` in every
+ *   namespace. Until that controller exists, the API server creates `default` in the system
+ *   namespaces; in any other namespace a test or learner creates it
+ *   (`kubectl create serviceaccount default`).
+ *
+ * Invariants: runs only when admission is on (chapters 1–2 start without it and see no new
+ * objects); creating what already exists is not an error, so a restart over the same storage
+ * is fine.
+ *
+ * @upstream kubernetes/kubernetes pkg/registry/scheduling/rest/storage_scheduling.go (PostStartHook, AddSystemPriorityClasses)
+ * @upstream kubernetes/kubernetes pkg/controller/serviceaccount/serviceaccounts_controller.go (the `default` account)
+ * @chapter 03-api-security
+ */
+import type { Store } from "../registry/store.ts";
+import { ensureSystemPriorityClasses } from "./plugin/priority.ts";
+import { ensureDefaultServiceAccounts } from "./plugin/service-account.ts";
+
+// #region bootstrap
+export async function ensureAdmissionObjects(
+  stores: Map<string, Store>,
+  enabled: readonly string[],
+  systemNamespaces: readonly string[],
+): Promise<void> {
+  await ensureSystemPriorityClasses(stores.get("scheduling.k8s.io/priorityclasses") as Store);
+  if (enabled.includes("ServiceAccount")) {
+    await ensureDefaultServiceAccounts(stores.get("/serviceaccounts") as Store, systemNamespaces);
+  }
+}
+// #endregion bootstrap
