@@ -145,6 +145,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     const versions = await kubectl("api-versions");
     expect(versions.stdout.trim().split("\n")).toEqual([
       "apps/v1",
+      "authentication.k8s.io/v1",
       "authorization.k8s.io/v1",
       "coordination.k8s.io/v1",
       "scheduling.k8s.io/v1",
@@ -172,7 +173,8 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "false",
       "SelfSubjectAccessReview",
     ]);
-    expect(rows).toHaveLength(14);
+    expect(rows).toContainEqual(["selfsubjectreviews", "authentication.k8s.io/v1", "false", "SelfSubjectReview"]);
+    expect(rows).toHaveLength(15);
   });
 
   it.each([

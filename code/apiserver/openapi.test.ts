@@ -142,6 +142,7 @@ describe("serving /openapi/v3", () => {
     expect(Object.keys(index.paths).sort()).toEqual([
       "api/v1",
       "apis/apps/v1",
+      "apis/authentication.k8s.io/v1",
       "apis/authorization.k8s.io/v1",
       "apis/coordination.k8s.io/v1",
       "apis/scheduling.k8s.io/v1",

@@ -35,11 +35,14 @@
  * @chapter 02-apiserver
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
+import { type AuthenticationOptions, newAuthenticator } from "./authn/config.ts";
+import type { UserInfo } from "./authn/user.ts";
 import type { Authorizer } from "./authz/authorizer.ts";
 import { serveDiscovery } from "./discovery.ts";
 import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
@@ -65,10 +68,12 @@ import { decodeBody, negotiateOutput } from "./negotiation.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
 import { newRESTStorage } from "./registry/rest-storage.ts";
 import { createSelfSubjectAccessReview } from "./registry/selfsubjectaccessreview.ts";
+import { createSelfSubjectReview } from "./registry/selfsubjectreview.ts";
 import type { Store } from "./registry/store.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
+import { newSecureServer, type SecureServingOptions, servingCertKey } from "./serving.ts";
 import { newStorageBackend } from "./storage/factory.ts";
 
 export interface APIServerOptions {
@@ -90,11 +95,28 @@ export interface APIServerOptions {
   authenticator?: Authenticator;
   /** Chapter 3: may they do it (absent: AlwaysAllow). */
   authorizer?: Authorizer;
+
+  // chapter 3: serving and authentication. HTTPS is served only when `securePort` is given; plain
+  // HTTP when `insecurePort` is given or HTTPS is not (chapters 1–2 call startAPIServer() as before).
+  /** `--secure-port`; 0 picks a free port (tests). Absent: no HTTPS. */
+  securePort?: number;
+  /** `--bind-address`, `--tls-cert-file`, `--tls-private-key-file`, `--cert-dir` (serving.ts). */
+  secureServing?: SecureServingOptions;
+  /** `--client-ca-file`, `--token-auth-file`, `--anonymous-auth` (authn/config.ts); ignored when `authenticator` is given. */
+  authentication?: AuthenticationOptions;
+  /** Told once how the serving certificate was found (`Generated self-signed cert in-memory`). */
+  onServingCert?: (origin: string) => void;
 }
 
 export interface APIServer {
-  /** `http://127.0.0.1:<port>` */
+  /** The secure URL when serving HTTPS (`https://127.0.0.1:<port>`), else the insecure one. */
   url: string;
+  /** chapter 3: `http://127.0.0.1:<port>`, when plain HTTP is served. */
+  insecureURL?: string;
+  /** chapter 3: `https://127.0.0.1:<port>`, when HTTPS is served. */
+  secureURL?: string;
+  /** chapter 3: the serving certificate's PEM (leaf first; a self-signed one ends with its CA). */
+  servingCert?: string;
   close(): Promise<void>;
 }
 
@@ -112,32 +134,105 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
   await ensureSystemNamespaces(stores.get("/namespaces") as Store);
 
   const log = opts.log ?? (() => {});
-  const server = createServer((req, res) => {
-    void handle(stores, req, res, log, opts);
-  });
-  const host = opts.insecureBindAddress ?? "127.0.0.1";
+  const servers: Server[] = [];
+  const closeAll = async () => {
+    // Watches never end by themselves: cut every open connection.
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+    await backend.close();
+  };
+  try {
+    const secure =
+      opts.securePort === undefined ? undefined : await listenSecurely(opts, stores, log, servers);
+    let insecureURL: string | undefined;
+    if (opts.insecurePort !== undefined || !secure) {
+      // The insecure port: no TLS; with HTTPS beside it, no authentication either (its user is the
+      // insecure superuser, as upstream's pre-1.20 insecure port), so it stays on loopback by default.
+      const handlerOpts = secure ? { ...opts, authenticator: undefined } : opts;
+      const server = createServer((req, res) => void handle(stores, req, res, log, handlerOpts));
+      servers.push(server);
+      insecureURL = await listen(
+        server,
+        "http",
+        opts.insecurePort ?? 8080,
+        opts.insecureBindAddress ?? "127.0.0.1",
+      );
+    }
+    return {
+      url: secure?.url ?? (insecureURL as string),
+      insecureURL,
+      secureURL: secure?.url,
+      servingCert: secure?.cert,
+      close: closeAll,
+    };
+  } catch (e) {
+    await closeAll();
+    throw e;
+  }
+}
+// #endregion start
+
+// #region listen-securely
+/** chapter 3: the HTTPS listener: its certificate, its authenticator, its port. */
+async function listenSecurely(
+  opts: APIServerOptions,
+  stores: Map<string, Store>,
+  log: (line: string) => void,
+  servers: Server[],
+): Promise<{ url: string; cert: string }> {
+  const authenticator = opts.authenticator ?? (await newAuthenticator(opts.authentication ?? {}));
+  const cert = await servingCertKey(opts.secureServing ?? {});
+  opts.onServingCert?.(cert.origin);
+  const clientCAFile = opts.authentication?.clientCAFile;
+  const clientCA = clientCAFile ? await readFile(clientCAFile, "utf8") : undefined;
+  const handlerOpts = { ...opts, authenticator };
+  const server = newSecureServer(
+    cert,
+    clientCA,
+    (req, res) => void handle(stores, req, res, log, handlerOpts),
+  );
+  servers.push(server as unknown as Server);
+  const url = await listen(
+    server,
+    "https",
+    opts.securePort as number,
+    opts.secureServing?.bindAddress ?? "127.0.0.1",
+  );
+  return { url, cert: cert.cert };
+}
+// #endregion listen-securely
+
+/** Listens on host:port (0: a free port) and returns the URL a client on this machine dials. */
+async function listen(
+  server: Pick<Server, "once" | "off" | "listen" | "address">,
+  scheme: string,
+  port: number,
+  host: string,
+): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.insecurePort ?? 8080, host, () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
-  return {
-    url: `http://${urlHost}:${port}`,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Watches never end by themselves: cut every open connection.
-        server.closeAllConnections();
-      });
-      await backend.close();
-    },
-  };
+  const bound = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(":")
+    ? host === "::"
+      ? "127.0.0.1"
+      : `[${host}]`
+    : host === "0.0.0.0"
+      ? "127.0.0.1"
+      : host;
+  return `${scheme}://${urlHost}:${bound}`;
 }
-// #endregion start
 
 async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
   for (const name of systemNamespaces) {
@@ -183,6 +278,11 @@ async function handle(
     if (!info.isResourceRequest) throw serviceError(404);
     if (info.apiGroup === "authorization.k8s.io" && info.resource === "selfsubjectaccessreviews") {
       await serveSelfSubjectAccessReview(req, res, info);
+      return;
+    }
+    // chapter 3: serving and authentication — `kubectl auth whoami`.
+    if (info.apiGroup === "authentication.k8s.io" && info.resource === "selfsubjectreviews") {
+      await serveSelfSubjectReview(req, res, info, user);
       return;
     }
     const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
@@ -294,6 +394,25 @@ async function serveSelfSubjectAccessReview(
     decodeProtobuf,
   );
   writeJSON(res, 201, createSelfSubjectAccessReview(review));
+}
+
+/** chapter 3: POST selfsubjectreviews (`kubectl auth whoami`): create only, v1 only, nothing stored. */
+async function serveSelfSubjectReview(
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: RequestInfo,
+  user: UserInfo,
+): Promise<void> {
+  if (info.apiVersion !== "v1") throw serviceError(404);
+  if (info.verb !== "create" || info.name) throw serviceError(405);
+  // The body is decoded only to refuse what is not a SelfSubjectReview; the answer ignores it.
+  decodeBody(
+    req.headers["content-type"],
+    await readBody(req),
+    { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    decodeProtobuf,
+  );
+  writeJSON(res, 201, createSelfSubjectReview(user));
 }
 
 /** newRequestInfo, with a malformed path (`/api/v1/namespaces/%zz`) as a 400 rather than a crash. */

@@ -10,18 +10,45 @@ import { FlagError, parseAPIServerFlags } from "./kube-apiserver.ts";
 import { startCommand, waitFor } from "./testing/command-process.ts";
 
 describe("parseAPIServerFlags", () => {
-  it("gives the defaults: embedded store in memory on 127.0.0.1:8080", () => {
+  it("gives the defaults: embedded store in memory, HTTPS on 127.0.0.1:6443, anonymous on", () => {
     expect(parseAPIServerFlags([])).toEqual({
       run: {
         etcdServers: undefined,
         dataDir: undefined,
-        insecurePort: 8080,
-        insecureBindAddress: "127.0.0.1",
         watchCache: true,
         compactionIntervalMs: 300_000,
         verbosity: 3,
+        securePort: 6443,
+        secureServing: { bindAddress: "127.0.0.1" },
+        authentication: { anonymousAuth: true },
       },
     });
+  });
+
+  it("chapter 2's command line (--insecure-port alone) serves plain HTTP only; any secure flag adds HTTPS", () => {
+    const only = parseAPIServerFlags(["--insecure-port=8080"]);
+    expect(only).toMatchObject({ run: { insecurePort: 8080, insecureBindAddress: "127.0.0.1" } });
+    expect((only as { run: object }).run).not.toHaveProperty("securePort");
+    expect(parseAPIServerFlags(["--insecure-port=8080", "--token-auth-file=/t.csv"])).toMatchObject({
+      run: { insecurePort: 8080, securePort: 6443, authentication: { tokenAuthFile: "/t.csv" } },
+    });
+    expect(
+      parseAPIServerFlags([
+        "--secure-port=0",
+        "--bind-address=::1",
+        "--tls-cert-file=a.crt",
+        "--tls-private-key-file=a.key",
+        "--client-ca-file=ca.crt",
+        "--anonymous-auth=false",
+      ]),
+    ).toEqual({
+      run: expect.objectContaining({
+        securePort: 0,
+        secureServing: { bindAddress: "::1", tlsCertFile: "a.crt", tlsPrivateKeyFile: "a.key" },
+        authentication: { clientCAFile: "ca.crt", anonymousAuth: false },
+      }),
+    });
+    expect(parseAPIServerFlags(["--tls-cert-file=a.crt"])).toBeInstanceOf(FlagError);
   });
 
   it("reads --flag=value and --flag value", () => {
@@ -56,8 +83,8 @@ describe("parseAPIServerFlags", () => {
       return r instanceof FlagError ? r.message : `no error: ${JSON.stringify(r)}`;
     };
     // pflag's words, as the real kube-apiserver prints them, with a pointer to --help.
-    expect(err(["--secure-port=6443"])).toBe(
-      "kube-apiserver: unknown flag: --secure-port (see kube-apiserver --help)",
+    expect(err(["--secure-prot=6443"])).toBe(
+      "kube-apiserver: unknown flag: --secure-prot (see kube-apiserver --help)",
     );
     expect(err(["--insecure-port=http"])).toBe(
       'kube-apiserver: invalid argument "http" for "--insecure-port" flag: use a port number from 0 to 65535',

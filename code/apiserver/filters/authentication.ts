@@ -1,6 +1,6 @@
 /**
- * WithAuthentication — the first gate: turn the request's credentials into a user, or answer
- * 401. Upstream: k8s.io/apiserver pkg/endpoints/filters/authentication.go.
+ * WithAuthentication — the first gate: turn the request's credentials into a user, or answer 401.
+ * Upstream: k8s.io/apiserver pkg/endpoints/filters/authentication.go.
  *
  * Solves:
  * - every later stage (authorization, admission, audit) judges a user, not a credential;
