@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -131,6 +132,33 @@ describe("the kube-apiserver command", () => {
       expect(p.stderr()).toContain("Received SIGTERM; shutting down");
     } finally {
       p.child.kill("SIGKILL");
+    }
+  });
+
+  it("chapter 3: serves HTTPS and plain HTTP together, and says so in upstream's words", async () => {
+    const certDir = await mkdtemp(join(tmpdir(), "apiserver-certs-"));
+    const p = run(["--secure-port=0", "--insecure-port=0", `--cert-dir=${certDir}`]);
+    try {
+      await waitFor(() => p.stderr().includes("Serving securely on"), "the secure ready line");
+      expect(p.stderr()).toContain(`Generated self-signed cert (${join(certDir, "apiserver.crt")}`);
+      expect(p.stderr()).toMatch(
+        /Serving insecurely on 127\.0\.0\.1:\d+ .*\nServing securely on 127\.0\.0\.1:\d+ /,
+      );
+      const secure = /Serving securely on (\S+)/.exec(p.stderr())?.[1];
+      const ca = await readFile(join(certDir, "apiserver.crt"), "utf8");
+      const status = await new Promise<number>((resolve, reject) => {
+        request(`https://${secure}/version`, { ca }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+          .on("error", reject)
+          .end();
+      });
+      expect(status).toBe(200); // no credential: anonymous, and authorization is AlwaysAllow
+      expect((await fetch(`${servingURL(p.stderr())}/healthz`)).status).toBe(200);
+    } finally {
+      p.child.kill("SIGKILL");
+      await rm(certDir, { recursive: true, force: true });
     }
   });
 
