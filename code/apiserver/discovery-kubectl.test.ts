@@ -151,6 +151,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     expect(versions.stdout.trim().split("\n")).toEqual([
       "admissionregistration.k8s.io/v1",
       "apps/v1",
+      "authentication.k8s.io/v1",
       "authorization.k8s.io/v1",
       "coordination.k8s.io/v1",
       "rbac.authorization.k8s.io/v1",
@@ -180,13 +181,19 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "SelfSubjectAccessReview",
     ]);
     expect(rows).toContainEqual(["clusterroles", "rbac.authorization.k8s.io/v1", "false", "ClusterRole"]);
-    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, the two webhook configurations, limitranges and resourcequotas.
-    expect(rows).toHaveLength(25);
+    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, the two webhook configurations, limitranges, resourcequotas and selfsubjectreviews.
+    expect(rows).toHaveLength(26);
     expect(rows).toContainEqual([
       "mutatingwebhookconfigurations",
       "admissionregistration.k8s.io/v1",
       "false",
       "MutatingWebhookConfiguration",
+    ]);
+    expect(rows).toContainEqual([
+      "selfsubjectreviews",
+      "authentication.k8s.io/v1",
+      "false",
+      "SelfSubjectReview",
     ]);
   });
 

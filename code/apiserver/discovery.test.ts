@@ -154,6 +154,7 @@ describe("document bodies", () => {
     expect(named.apiVersion).toBe("apidiscovery.k8s.io/v2beta1");
     expect(named.items.map((g) => g.metadata.name)).toEqual([
       "apps",
+      "authentication.k8s.io",
       "authorization.k8s.io",
       "rbac.authorization.k8s.io",
       "admissionregistration.k8s.io",

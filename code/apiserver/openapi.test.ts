@@ -190,6 +190,7 @@ describe("serving /openapi/v3", () => {
       "api/v1",
       "apis/admissionregistration.k8s.io/v1",
       "apis/apps/v1",
+      "apis/authentication.k8s.io/v1",
       "apis/authorization.k8s.io/v1",
       "apis/coordination.k8s.io/v1",
       "apis/rbac.authorization.k8s.io/v1",

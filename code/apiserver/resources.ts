@@ -287,6 +287,19 @@ export const resources: readonly ResourceInfo[] = [
     categories: ["api-extensions"],
     subresources: [],
   },
+  // chapter 3: serving and authentication — `kubectl auth whoami`. The singular name is
+  // upstream's as its REST reports it (GetSingularName answers "selfsubjectrulesreview").
+  {
+    group: "authentication.k8s.io",
+    version: "v1",
+    resource: "selfsubjectreviews",
+    singularName: "selfsubjectrulesreview",
+    kind: "SelfSubjectReview",
+    namespaced: false,
+    verbs: ["create"],
+    subresources: [],
+    stored: false,
+  },
 ];
 // #endregion resources
 

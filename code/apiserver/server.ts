@@ -36,7 +36,8 @@
  * @chapter 02-apiserver
  */
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
@@ -45,6 +46,7 @@ import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
 import { type Auditor, isPanic, RequestAudit } from "./audit/request.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
+import { type AuthenticationOptions, newAuthenticator } from "./authn/config.ts";
 import type { UserInfo } from "./authn/user.ts";
 import type { Authorizer } from "./authz/authorizer.ts";
 import { type AuthorizationRuntime, startAuthorization } from "./authz/config.ts";
@@ -81,11 +83,13 @@ import {
   type ReviewDeps,
 } from "./registry/access-reviews.ts";
 import { newRESTStorage } from "./registry/rest-storage.ts";
+import { createSelfSubjectReview } from "./registry/selfsubjectreview.ts";
 import type { Store } from "./registry/store.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
 import { newTokenREST, type TokenREST, type TokenRESTOptions } from "./registry/subresources/token.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
+import { newSecureServer, type SecureServingOptions, servingCertKey } from "./serving.ts";
 import { newStorageBackend } from "./storage/factory.ts";
 
 export interface APIServerOptions {
@@ -128,80 +132,178 @@ export interface APIServerOptions {
   authorizationModes?: string[];
   /** Chapter 3 audit: `--audit-policy-file` and the log backend (absent: no auditing). */
   audit?: Auditor;
+  // chapter 3: serving and authentication. HTTPS is served only when `securePort` is given; plain
+  // HTTP when `insecurePort` is given or HTTPS is not (chapters 1–2 call startAPIServer() as before).
+  /** `--secure-port`; 0 picks a free port (tests). Absent: no HTTPS. */
+  securePort?: number;
+  /** `--bind-address`, `--tls-cert-file`, `--tls-private-key-file`, `--cert-dir` (serving.ts). */
+  secureServing?: SecureServingOptions;
+  /**
+   * `--client-ca-file`, `--token-auth-file`, `--anonymous-auth` and the service-account token
+   * flags (authn/config.ts): the secure port's authenticator; ignored when `authenticator` is given.
+   */
+  authentication?: AuthenticationOptions;
+  /** Told once how the serving certificate was found (`Generated self-signed cert in-memory`). */
+  onServingCert?: (origin: string) => void;
 }
 
 export interface APIServer {
-  /** `http://127.0.0.1:<port>` */
+  /** The secure URL when serving HTTPS (`https://127.0.0.1:<port>`), else the insecure one. */
   url: string;
+  /** chapter 3: `http://127.0.0.1:<port>`, when plain HTTP is served. */
+  insecureURL?: string;
+  /** chapter 3: `https://127.0.0.1:<port>`, when HTTPS is served. */
+  secureURL?: string;
+  /** chapter 3: the serving certificate's PEM (leaf first; a self-signed one ends with its CA). */
+  servingCert?: string;
   close(): Promise<void>;
 }
 
 export const systemNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
+/** What every request of one server shares: the stores and the gates behind them. */
+interface ServerContext {
+  stores: Map<string, Store>;
+  log: (line: string) => void;
+  opts: APIServerOptions;
+  authz: AuthorizationRuntime;
+  admission?: AdmissionChain;
+  tokens?: TokenREST;
+}
+
 // #region start
-/** Storage, one registry store per resource, the system namespaces, then the HTTP listener. */
+/**
+ * Storage, one registry store per resource, the system namespaces, the gates (authorization,
+ * admission), then the listeners: HTTPS with its authenticator, and plain HTTP without one.
+ */
 export async function startAPIServer(opts: APIServerOptions = {}): Promise<APIServer> {
   const backend = await newStorageBackend({
     etcdServers: opts.etcdServers,
     dataDir: opts.dataDir,
     compactionIntervalMs: opts.compactionIntervalMs,
   });
-  const stores = newRESTStorage(backend, opts.watchCache ?? true);
-  await ensureSystemNamespaces(stores.get("/namespaces") as Store);
-  // chapter 3: Node authorizer
-  if (opts.authorizerFromStores) opts = { ...opts, authorizer: opts.authorizerFromStores(stores) };
-
-  const log = opts.log ?? (() => {});
-  // chapter 3: RBAC — the authorizer, the reviews' and the escalation checks' dependencies.
-  let authz: AuthorizationRuntime;
-  try {
-    authz = await startAuthorization(stores, opts.authorizationModes, opts.authorizer, log);
-  } catch (e) {
+  const servers: Server[] = [];
+  const stops: (() => void)[] = [];
+  const closeAll = async () => {
+    // Watches never end by themselves: cut every open connection.
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+    for (const stop of stops) stop();
     await backend.close();
+  };
+  try {
+    const stores = newRESTStorage(backend, opts.watchCache ?? true);
+    await ensureSystemNamespaces(stores.get("/namespaces") as Store);
+    const log = opts.log ?? (() => {});
+    // chapter 3: Node authorizer (tests build one over the stores)
+    if (opts.authorizerFromStores) opts = { ...opts, authorizer: opts.authorizerFromStores(stores) };
+    // chapter 3: RBAC and Node — the authorizer, the reviews' and the escalation checks' dependencies.
+    const authz = await startAuthorization(stores, opts.authorizationModes, opts.authorizer, log);
+    stops.push(() => authz.stop());
+    // chapter 3: service-account tokens
+    const tokens = opts.serviceAccountTokens && newTokenREST(stores, opts.serviceAccountTokens);
+    const admission = opts.admission
+      ? startAdmission(opts.admission, stores, { ...opts, authorizer: authz.authorizer }, log)
+      : undefined;
+    if (admission) {
+      stops.push(() => admission.close());
+      // chapter 3: admission — the system priority classes and `default` service accounts.
+      await ensureAdmissionObjects(
+        stores,
+        admission.plugins.map((p) => p.name),
+        systemNamespaces,
+      );
+    }
+    // chapter 3 audit
+    if (opts.audit) stops.push(() => opts.audit?.backend.shutdown());
+    const ctx: ServerContext = { stores, log, opts, authz, admission, tokens };
+
+    const secure = opts.securePort === undefined ? undefined : await listenSecurely(ctx, servers);
+    let insecureURL: string | undefined;
+    if (opts.insecurePort !== undefined || !secure) {
+      // The insecure port: no TLS; with HTTPS beside it, no authentication either (its user is the
+      // insecure superuser, as upstream's pre-1.20 insecure port), so it stays on loopback by default.
+      const authenticator = secure
+        ? undefined
+        : (opts.authenticatorFromStores?.(stores) ?? opts.authenticator);
+      const server = createServer((req, res) => void handle(ctx, authenticator, req, res));
+      servers.push(server);
+      insecureURL = await listen(
+        server,
+        "http",
+        opts.insecurePort ?? 8080,
+        opts.insecureBindAddress ?? "127.0.0.1",
+      );
+    }
+    return {
+      url: secure?.url ?? (insecureURL as string),
+      insecureURL,
+      secureURL: secure?.url,
+      servingCert: secure?.cert,
+      close: closeAll,
+    };
+  } catch (e) {
+    await closeAll();
     throw e;
   }
-  // chapter 3: service-account tokens
-  const authenticator = opts.authenticatorFromStores?.(stores) ?? opts.authenticator;
-  const tokens = opts.serviceAccountTokens && newTokenREST(stores, opts.serviceAccountTokens);
-  const admission = opts.admission
-    ? startAdmission(opts.admission, stores, { ...opts, authorizer: authz.authorizer }, log)
-    : undefined;
-  // chapter 3: admission — the system priority classes and `default` service accounts.
-  if (admission)
-    await ensureAdmissionObjects(
-      stores,
-      admission.plugins.map((p) => p.name),
-      systemNamespaces,
-    );
-  const server = createServer((req, res) => {
-    void handle(stores, req, res, log, { ...opts, authenticator }, authz, admission, tokens);
-  });
-  const host = opts.insecureBindAddress ?? "127.0.0.1";
+}
+// #endregion start
+
+// #region listen-securely
+/** chapter 3: the HTTPS listener: its certificate, its authenticator, its port. */
+async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ url: string; cert: string }> {
+  const { opts, stores } = ctx;
+  const authenticator =
+    opts.authenticatorFromStores?.(stores) ??
+    opts.authenticator ??
+    (await newAuthenticator(opts.authentication ?? {}, stores));
+  const cert = await servingCertKey(opts.secureServing ?? {});
+  opts.onServingCert?.(cert.origin);
+  const clientCAFile = opts.authentication?.clientCAFile;
+  const clientCA = clientCAFile ? await readFile(clientCAFile, "utf8") : undefined;
+  const server = newSecureServer(cert, clientCA, (req, res) => void handle(ctx, authenticator, req, res));
+  servers.push(server as unknown as Server);
+  const url = await listen(
+    server,
+    "https",
+    opts.securePort as number,
+    opts.secureServing?.bindAddress ?? "127.0.0.1",
+  );
+  return { url, cert: cert.cert };
+}
+// #endregion listen-securely
+
+/** Listens on host:port (0: a free port) and returns the URL a client on this machine dials. */
+async function listen(
+  server: Pick<Server, "once" | "off" | "listen" | "address">,
+  scheme: string,
+  port: number,
+  host: string,
+): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(opts.insecurePort ?? 8080, host, () => {
+    server.listen(port, host, () => {
       server.off("error", reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(":") ? `[${host}]` : host === "0.0.0.0" ? "127.0.0.1" : host;
-  return {
-    url: `http://${urlHost}:${port}`,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Watches never end by themselves: cut every open connection.
-        server.closeAllConnections();
-      });
-      authz.stop();
-      opts.audit?.backend.shutdown(); // chapter 3 audit
-      admission?.close(); // chapter 3: the webhook plugins' watches
-      await backend.close();
-    },
-  };
+  const bound = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(":")
+    ? host === "::"
+      ? "127.0.0.1"
+      : `[${host}]`
+    : host === "0.0.0.0"
+      ? "127.0.0.1"
+      : host;
+  return `${scheme}://${urlHost}:${bound}`;
 }
-// #endregion start
 
 /** The admission chain of the enabled plugins, logged as upstream logs it at start. */
 function startAdmission(
@@ -244,15 +346,12 @@ async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
 // #region handle
 /** The whole request path. Every branch ends in exactly one response. */
 async function handle(
-  stores: Map<string, Store>,
+  ctx: ServerContext,
+  authenticator: Authenticator | undefined,
   req: IncomingMessage,
   res: ServerResponse,
-  log: (line: string) => void,
-  opts: APIServerOptions,
-  authz: AuthorizationRuntime,
-  admission?: AdmissionChain,
-  tokens?: TokenREST,
 ): Promise<void> {
+  const { stores, log, opts, authz, admission, tokens } = ctx;
   const started = process.hrtime.bigint();
   let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
   // Every request gets an audit ID, returned to the client and logged, to match the two up.
@@ -264,7 +363,7 @@ async function handle(
   try {
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
-    const authenticated = await authenticateRequest(req, opts.authenticator);
+    const authenticated = await authenticateRequest(req, authenticator);
     const user = await impersonateRequest(req, authenticated, authz.authorizer);
     audit?.begin(user, info); // chapter 3 audit: the policy's level, RequestReceived
     const query = new URL(req.url ?? "/", "http://localhost").searchParams;
@@ -279,6 +378,11 @@ async function handle(
     const resource = findResource(info.apiGroup, info.apiVersion, info.resource);
     if (!resource) throw serviceError(404);
     checkScope(resource, info);
+    // chapter 3: serving and authentication — `kubectl auth whoami`.
+    if (resource.group === "authentication.k8s.io" && resource.resource === "selfsubjectreviews") {
+      await serveSelfSubjectReview(req, res, info, user);
+      return;
+    }
     if (resource.group === "authorization.k8s.io") {
       await serveAccessReview(req, res, info, resource, user, authz.reviews);
       return;
@@ -416,6 +520,25 @@ async function serveAccessReview(
     default:
       throw serviceError(404);
   }
+}
+
+/** chapter 3: POST selfsubjectreviews (`kubectl auth whoami`): create only, v1 only, nothing stored. */
+async function serveSelfSubjectReview(
+  req: IncomingMessage,
+  res: ServerResponse,
+  info: RequestInfo,
+  user: UserInfo,
+): Promise<void> {
+  if (info.apiVersion !== "v1") throw serviceError(404);
+  if (info.verb !== "create" || info.name) throw serviceError(405);
+  // The body is decoded only to refuse what is not a SelfSubjectReview; the answer ignores it.
+  decodeBody(
+    req.headers["content-type"],
+    await readBody(req),
+    { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    decodeProtobuf,
+  );
+  writeJSON(res, 201, createSelfSubjectReview(user));
 }
 
 /** newRequestInfo, with a malformed path (`/api/v1/namespaces/%zz`) as a 400 rather than a crash. */

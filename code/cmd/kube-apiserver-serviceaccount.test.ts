@@ -46,12 +46,12 @@ describe("kube-apiserver's service-account flags", () => {
       extendExpiration: true,
       generator: { iss: "https://kubernetes.default.svc.cluster.local", alg: "ES256" },
     });
-    expect(run.serviceAccountAuthentication).toMatchObject({
+    expect(run.authentication?.serviceAccounts).toMatchObject({
       issuers: ["https://kubernetes.default.svc.cluster.local", "https://old.example"],
       apiAudiences: ["https://kubernetes.default.svc.cluster.local"],
     });
     // The public key of sa.pub and the public half of sa.key.
-    expect(run.serviceAccountAuthentication?.publicKeys).toHaveLength(2);
+    expect(run.authentication?.serviceAccounts?.publicKeys).toHaveLength(2);
   });
 
   it("says, as upstream does, which required flag is missing", () => {

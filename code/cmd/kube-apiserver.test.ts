@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,18 +11,45 @@ import { FlagError, parseAPIServerFlags } from "./kube-apiserver.ts";
 import { startCommand, waitFor } from "./testing/command-process.ts";
 
 describe("parseAPIServerFlags", () => {
-  it("gives the defaults: embedded store in memory on 127.0.0.1:8080", () => {
+  it("gives the defaults: embedded store in memory, HTTPS on 127.0.0.1:6443, anonymous on", () => {
     expect(parseAPIServerFlags([])).toEqual({
       run: {
         etcdServers: undefined,
         dataDir: undefined,
-        insecurePort: 8080,
-        insecureBindAddress: "127.0.0.1",
         watchCache: true,
         compactionIntervalMs: 300_000,
         verbosity: 3,
+        securePort: 6443,
+        secureServing: { bindAddress: "127.0.0.1" },
+        authentication: { anonymousAuth: true },
       },
     });
+  });
+
+  it("chapter 2's command line (--insecure-port alone) serves plain HTTP only; any secure flag adds HTTPS", () => {
+    const only = parseAPIServerFlags(["--insecure-port=8080"]);
+    expect(only).toMatchObject({ run: { insecurePort: 8080, insecureBindAddress: "127.0.0.1" } });
+    expect((only as { run: object }).run).not.toHaveProperty("securePort");
+    expect(parseAPIServerFlags(["--insecure-port=8080", "--token-auth-file=/t.csv"])).toMatchObject({
+      run: { insecurePort: 8080, securePort: 6443, authentication: { tokenAuthFile: "/t.csv" } },
+    });
+    expect(
+      parseAPIServerFlags([
+        "--secure-port=0",
+        "--bind-address=::1",
+        "--tls-cert-file=a.crt",
+        "--tls-private-key-file=a.key",
+        "--client-ca-file=ca.crt",
+        "--anonymous-auth=false",
+      ]),
+    ).toEqual({
+      run: expect.objectContaining({
+        securePort: 0,
+        secureServing: { bindAddress: "::1", tlsCertFile: "a.crt", tlsPrivateKeyFile: "a.key" },
+        authentication: { clientCAFile: "ca.crt", anonymousAuth: false },
+      }),
+    });
+    expect(parseAPIServerFlags(["--tls-cert-file=a.crt"])).toBeInstanceOf(FlagError);
   });
 
   it("reads --flag=value and --flag value", () => {
@@ -56,8 +84,8 @@ describe("parseAPIServerFlags", () => {
       return r instanceof FlagError ? r.message : `no error: ${JSON.stringify(r)}`;
     };
     // pflag's words, as the real kube-apiserver prints them, with a pointer to --help.
-    expect(err(["--secure-port=6443"])).toBe(
-      "kube-apiserver: unknown flag: --secure-port (see kube-apiserver --help)",
+    expect(err(["--secure-prot=6443"])).toBe(
+      "kube-apiserver: unknown flag: --secure-prot (see kube-apiserver --help)",
     );
     expect(err(["--insecure-port=http"])).toBe(
       'kube-apiserver: invalid argument "http" for "--insecure-port" flag: use a port number from 0 to 65535',
@@ -111,6 +139,33 @@ describe("the kube-apiserver command", () => {
       expect(p.stderr()).toContain("Received SIGTERM; shutting down");
     } finally {
       p.child.kill("SIGKILL");
+    }
+  });
+
+  it("chapter 3: serves HTTPS and plain HTTP together, and says so in upstream's words", async () => {
+    const certDir = await mkdtemp(join(tmpdir(), "apiserver-certs-"));
+    const p = run(["--secure-port=0", "--insecure-port=0", `--cert-dir=${certDir}`]);
+    try {
+      await waitFor(() => p.stderr().includes("Serving securely on"), "the secure ready line");
+      expect(p.stderr()).toContain(`Generated self-signed cert (${join(certDir, "apiserver.crt")}`);
+      expect(p.stderr()).toMatch(
+        /Serving insecurely on 127\.0\.0\.1:\d+ .*\nServing securely on 127\.0\.0\.1:\d+ /,
+      );
+      const secure = /Serving securely on (\S+)/.exec(p.stderr())?.[1];
+      const ca = await readFile(join(certDir, "apiserver.crt"), "utf8");
+      const status = await new Promise<number>((resolve, reject) => {
+        request(`https://${secure}/version`, { ca }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        })
+          .on("error", reject)
+          .end();
+      });
+      expect(status).toBe(200); // no credential: anonymous, and authorization is AlwaysAllow
+      expect((await fetch(`${servingURL(p.stderr())}/healthz`)).status).toBe(200);
+    } finally {
+      p.child.kill("SIGKILL");
+      await rm(certDir, { recursive: true, force: true });
     }
   });
 

@@ -7,8 +7,9 @@
  *   --etcd-servers=http://127.0.0.1:2379`), or with no etcd at all: without `--etcd-servers` the
  *   objects live in an embedded store in the same process (chapter 1's), in memory or, with
  *   `--data-dir`, on disk;
- * - scripts wait for one ready line naming the URL to give kubectl
- *   (`Serving insecurely on 127.0.0.1:8080`, as the pre-1.20 insecure port logged it);
+ * - scripts wait for one ready line naming the URL to give kubectl (`Serving securely on
+ *   127.0.0.1:6443`, upstream's words; `Serving insecurely on 127.0.0.1:8080` before it when the
+ *   insecure port is asked for, as the pre-1.20 insecure port logged it);
  * - Ctrl-C or SIGTERM shuts down cleanly: open watches end, the storage closes, exit 0;
  * - a bad flag is upstream's one-line error (`unknown flag: --secure-port`), exit 2 (cli/run.ts).
  *
@@ -19,7 +20,12 @@
  * - `--data-dir` (ours, not upstream's): where the embedded store keeps its data (absent: in
  *   memory, lost on exit); ignored with `--etcd-servers`;
  * - `--insecure-port` (default 8080; 0 picks a free port) and `--insecure-bind-address` (default
- *   127.0.0.1): where to serve plain HTTP;
+ *   127.0.0.1): where to serve plain HTTP — only when `--insecure-port` is given. Given alone
+ *   (no flag of the secure port or of authentication), it is chapter 2's server: plain HTTP only;
+ * - chapter 3: `--secure-port` (default 6443; 0 picks a free port), `--bind-address` (default
+ *   127.0.0.1), `--tls-cert-file`/`--tls-private-key-file` or a self-signed certificate (kept in
+ *   `--cert-dir`, else in memory), and authentication: `--client-ca-file`, `--token-auth-file`,
+ *   `--anonymous-auth` (default true);
  * - `--watch-cache`: serve lists and watches from the watch cache (default true);
  * - `--etcd-compaction-interval`: how often etcd's history is compacted, a Go duration (default
  *   5m0s; 0 never compacts);
@@ -37,13 +43,17 @@
  *   plugin names, added to / taken from the defaults), `--default-not-ready-toleration-seconds`
  *   and `--default-unreachable-toleration-seconds` (300). Any of them turns admission on.
  *
- * What upstream does differently: it serves only HTTPS (`--secure-port`, certificates,
- * authentication — chapter 3), and has some hundred more flags.
+ * What upstream does differently: since 1.20 it serves only HTTPS (no `--insecure-port`); its
+ * `--secure-port` cannot be 0, `--bind-address` defaults to 0.0.0.0 and `--cert-dir` to
+ * /var/run/kubernetes; it turns `--anonymous-auth` off under the AlwaysAllow authorizer; its
+ * admission chain is always on (ours needs an admission flag); and it has some hundred more flags.
  *
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/server.go (NewAPIServerCommand, Run)
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/options/options.go (ServerRunOptions)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/etcd.go (--etcd-servers, --watch-cache)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/audit.go (--audit-policy-file, --audit-log-path)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/serving.go (--secure-port, --bind-address, --cert-dir, --tls-cert-file)
+ * @upstream kubernetes/kubernetes pkg/kubeapiserver/options/authentication.go (--client-ca-file, --token-auth-file, --anonymous-auth)
  * @chapter 02-apiserver
  */
 
@@ -52,10 +62,7 @@ import { type AdmissionOptions, enabledPluginNames } from "../apiserver/admissio
 import { newLogBackend } from "../apiserver/audit/backend.ts";
 import { loadPolicy } from "../apiserver/audit/policy.ts";
 import type { Auditor } from "../apiserver/audit/request.ts";
-import {
-  type ServiceAccountConfig,
-  serviceAccountConfigFromFlags,
-} from "../apiserver/authn/serviceaccount/options.ts";
+import { serviceAccountConfigFromFlags } from "../apiserver/authn/serviceaccount/options.ts";
 import { authorizationModeChoices, validateAuthorizationModes } from "../apiserver/authz/config.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
@@ -150,8 +157,53 @@ const flags = {
   "audit-log-path": stringFlag(
     "if set, all requests coming to the apiserver will be logged to this file; '-' means standard out",
   ),
+  // chapter 3: serving and authentication.
+  "secure-port": intFlag("port to serve HTTPS on; 0 picks a free port", 6443, {
+    min: 0,
+    max: 65535,
+    hint: "use a port number from 0 to 65535",
+  }),
+  "bind-address": stringFlag("address to serve HTTPS on (upstream's default: 0.0.0.0)", "127.0.0.1"),
+  "tls-cert-file": stringFlag("the serving certificate, PEM (absent: a self-signed one)"),
+  "tls-private-key-file": stringFlag("the serving certificate's private key, PEM"),
+  "cert-dir": stringFlag(
+    "where a self-signed serving certificate is kept as apiserver.crt/.key (absent: in memory)",
+  ),
+  "client-ca-file": stringFlag(
+    "CA certificates, PEM: a client certificate they signed is the user CN, groups O",
+  ),
+  "token-auth-file": stringFlag('static bearer tokens, CSV: token,user,uid,"group1,group2"'),
+  "anonymous-auth": boolFlag("a request with no credential is system:anonymous (else 401)", true),
 };
 // #endregion flags
+
+// #region serving-rule
+/** chapter 3: the flags that ask for HTTPS or configure it and its authentication. */
+const secureFlags = [
+  "secure-port",
+  "bind-address",
+  "tls-cert-file",
+  "tls-private-key-file",
+  "cert-dir",
+  "client-ca-file",
+  "token-auth-file",
+  "anonymous-auth",
+  "service-account-key-file",
+  "service-account-issuer",
+  "service-account-signing-key-file",
+  "api-audiences",
+] as const;
+
+/**
+ * What to serve: HTTPS on `--secure-port`, as upstream — except that a command line asking only
+ * for `--insecure-port` (no secure or authentication flag) is chapter 2's server, plain HTTP
+ * alone; plain HTTP is served only when `--insecure-port` is given.
+ */
+export function servingMode(given: ReadonlySet<string>): { secure: boolean; insecure: boolean } {
+  const insecure = given.has("insecure-port");
+  return { insecure, secure: !insecure || secureFlags.some((f) => given.has(f)) };
+}
+// #endregion serving-rule
 
 // #region wiring
 const kubeAPIServer = command({
@@ -166,7 +218,6 @@ const kubeAPIServer = command({
   ):
     | (APIServerOptions & {
         verbosity: number;
-        serviceAccountAuthentication?: ServiceAccountConfig["authentication"];
         auditFiles?: { policyFile: string; logPath: string };
       })
     | FlagError {
@@ -202,30 +253,60 @@ const kubeAPIServer = command({
     let audit: { policyFile: string; logPath: string } | undefined;
     const [policyFile, logPath] = [f["audit-policy-file"], f["audit-log-path"]];
     if (policyFile && logPath) audit = { policyFile, logPath };
+    // chapter 3: serving and authentication.
+    const mode = servingMode(given);
+    if (Boolean(f["tls-cert-file"]) !== Boolean(f["tls-private-key-file"])) {
+      return new FlagError(
+        "kube-apiserver",
+        "--tls-cert-file and --tls-private-key-file must be given together (or neither: a self-signed certificate is made)",
+      );
+    }
+    const secure: APIServerOptions = mode.secure
+      ? {
+          securePort: f["secure-port"],
+          secureServing: {
+            bindAddress: f["bind-address"],
+            tlsCertFile: f["tls-cert-file"],
+            tlsPrivateKeyFile: f["tls-private-key-file"],
+            certDir: f["cert-dir"],
+          },
+          authentication: {
+            clientCAFile: f["client-ca-file"],
+            tokenAuthFile: f["token-auth-file"],
+            anonymousAuth: f["anonymous-auth"],
+            serviceAccounts: serviceAccounts?.authentication,
+          },
+        }
+      : {};
     return {
+      ...secure,
       authorizationModes: f["authorization-mode"].length ? f["authorization-mode"] : undefined,
       serviceAccountTokens: serviceAccounts?.tokens,
-      // The secure port's authentication adds newServiceAccountAuthenticator with these; the
-      // insecure port authenticates no one, as upstream's never did.
-      serviceAccountAuthentication: serviceAccounts?.authentication,
       auditFiles: audit,
       admission,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
-      insecurePort: f["insecure-port"],
-      insecureBindAddress: f["insecure-bind-address"],
+      ...(mode.insecure
+        ? { insecurePort: f["insecure-port"], insecureBindAddress: f["insecure-bind-address"] }
+        : {}),
       watchCache: f["watch-cache"],
       compactionIntervalMs: f["etcd-compaction-interval"],
       verbosity: f.v,
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, serviceAccountAuthentication: _forTheSecurePort, auditFiles, ...options }, io) {
+  async start({ verbosity, auditFiles, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
     let server: Awaited<ReturnType<typeof startAPIServer>>;
     try {
       const audit = auditFiles ? newAuditor(auditFiles.policyFile, auditFiles.logPath) : undefined;
-      server = await startAPIServer({ ...options, log, audit });
+      server = await startAPIServer({
+        ...options,
+        log,
+        audit,
+        // upstream's words: "Generated self-signed cert (…)" or "… in-memory".
+        onServingCert: (origin) => io.stderr(`${origin}\n`),
+      });
     } catch (e) {
       io.stderr(`kube-apiserver: failed to start: ${(e as Error).message}\n`);
       return undefined;
@@ -235,8 +316,16 @@ const kubeAPIServer = command({
       : options.dataDir
         ? `embedded store in ${options.dataDir}`
         : "embedded store in memory";
+    // One line per listener; the secure one last, as the line scripts wait for.
+    const lines = [];
+    if (server.insecureURL)
+      lines.push(
+        `Serving insecurely on ${server.insecureURL.replace(/^http:\/\//, "")} (storage: ${storage})`,
+      );
+    if (server.secureURL)
+      lines.push(`Serving securely on ${server.secureURL.replace(/^https:\/\//, "")} (storage: ${storage})`);
     return {
-      ready: `Serving insecurely on ${server.url.replace(/^http:\/\//, "")} (storage: ${storage})`,
+      ready: lines.join("\n"),
       async stop(signal) {
         io.stderr(`Received ${signal}; shutting down\n`);
         await server.close();

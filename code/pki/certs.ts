@@ -219,7 +219,8 @@ export async function ensurePKI(options: EnsurePKIOptions): Promise<EnsurePKIRes
 }
 // #endregion ensure-pki
 
-function validateOptions(nodes: readonly string[], server: string): PKIError | undefined {
+/** The options ensurePKI refuses before touching a file (the pki command checks them as flags). */
+export function validateOptions(nodes: readonly string[], server: string): PKIError | undefined {
   const seen = new Set<string>();
   for (const name of nodes) {
     const problems = isDNS1123Subdomain(name);

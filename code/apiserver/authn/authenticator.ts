@@ -29,3 +29,22 @@ export interface Authenticator {
   authenticateRequest(req: IncomingMessage): Promise<AuthenticatorResponse | null>;
 }
 // #endregion authenticator
+
+/**
+ * Why a credential was refused: for the server's log, never for the client (who gets a bare 401).
+ * The message is upstream's where it has one (`x509: certificate has expired or is not yet valid`).
+ */
+export class AuthenticationError extends Error {
+  override readonly name = "AuthenticationError";
+}
+
+// #region token-authenticator
+/**
+ * authenticator.Token: judges a bearer token alone, with the same three answers. The request
+ * side (the `Authorization: Bearer` header) is bearertoken.ts's; the token file and the
+ * service-account tokens are TokenAuthenticators behind it (chapter 3: serving).
+ */
+export interface TokenAuthenticator {
+  authenticateToken(token: string): Promise<AuthenticatorResponse | null>;
+}
+// #endregion token-authenticator

@@ -70,6 +70,8 @@ export interface Running {
   stop(signal: NodeJS.Signals): Promise<void>;
   /** Settles if the component stopped on its own, once it is stopped and has said why. */
   failed?: Promise<void>;
+  /** chapter 3 (pki): a one-shot command's work; when it settles, `run` returns 0 without waiting for a signal. */
+  done?: Promise<void>;
 }
 
 // #region command
@@ -169,8 +171,10 @@ export async function run<F extends Flags, O>(
     if (running.ready) io.stderr(`${running.ready}\n`);
     // A component that never fails on its own has no `failed`: a promise that never settles.
     const failed = running.failed?.then(() => "failed" as const) ?? new Promise<never>(() => {});
-    const first = await Promise.race([shutdown.received, failed]);
+    const done = running.done?.then(() => "done" as const) ?? new Promise<never>(() => {});
+    const first = await Promise.race([shutdown.received, failed, done]);
     if (first === "failed") return 1;
+    if (first === "done") return 0;
     await running.stop(first);
     return 0;
   } finally {
