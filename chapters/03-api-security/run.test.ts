@@ -2,8 +2,9 @@
 // step must appear, in order — anonymous allowed /version and refused pods with upstream's 403,
 // a bad token 401, jane refused then allowed by a RoleBinding, can-i answers, impersonation
 // allowed for the admin and refused for jane, the webhook's label on the stored pod, PodSecurity's
-// refusal, and the audit events of one request. Then the kubeconfig it writes, the PKI it keeps,
-// and Ctrl-C: both servers stopped, the files kept.
+// and ResourceQuota's refusals, and the audit events of one request. Then the kubeconfigs it
+// writes (the admin's certificate, jane's token), the PKI it keeps, and Ctrl-C: both servers
+// stopped, the files kept.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -98,10 +99,16 @@ describe("npm run chapter -- 3 --once", () => {
     expect(out.stdout).toMatch(/serviceAccountName=default, 2 tolerations/);
   });
 
-  it("refuses a privileged pod in a baseline namespace, in PodSecurity's words", () => {
+  it("refuses a privileged pod in a baseline namespace, and the pod beyond the quota, in upstream's words", () => {
     expect(out.stdout).toContain(
       '← 403 Forbidden: pods "root" is forbidden: violates PodSecurity "baseline:latest": privileged (container "app" must not set securityContext.privileged=true)',
     );
+    const first = lineOf(lines, /admin: POST \/api\/v1\/namespaces\/locked\/pods \{pod first\}/);
+    expect(lines[first + 1], out.stdout).toContain("← 201 Created");
+    expect(lines[first + 3]).toContain(
+      '← 403 Forbidden: pods "second" is forbidden: exceeded quota: one-pod, requested: pods=1, used: pods=1, limited: pods=1',
+    );
+    expect(out.stdout).toContain("the quota's status: used pods=1, hard pods=1");
   });
 
   it("shows the audit events of jane's allowed list, stage by stage, with the decision", () => {
@@ -223,7 +230,7 @@ describe("npm run chapter -- 3, serving kubectl until Ctrl-C", () => {
 describeWithTools("npm run chapter -- 3 with the real kubectl", ["kubectl"], () => {
   const run = promisify(execFile);
 
-  it("runs the commands it prints: whoami, --as=jane allowed and refused, the injected label", async () => {
+  it("runs the commands it prints: whoami, --as=jane allowed and refused, the injected label, jane's own kubeconfig", async () => {
     const demo = startDemo("03-api-security", [], { CHAPTER_TMP: workDir });
     try {
       await demo.waitForStdout("Serving until Ctrl-C", 90_000);
@@ -246,6 +253,20 @@ describeWithTools("npm run chapter -- 3 with the real kubectl", ["kubectl"], () 
         { env },
       );
       expect(label.stdout).toBe("label-injector");
+      // jane's kubeconfig: her token, no certificate.
+      const jane = join(workDir, "jane.kubeconfig");
+      const own = await run(
+        "kubectl",
+        ["--kubeconfig", jane, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"],
+        { env },
+      );
+      expect(own.stdout).toBe("jane");
+      const canI = await run("kubectl", ["--kubeconfig", jane, "auth", "can-i", "create", "pods"], {
+        env,
+      }).catch((e: { stdout: string }) => e);
+      expect((canI as { stdout: string }).stdout).toBe("no\n");
+      const web2 = await run("kubectl", ["run", "web2", "-n", "demo", "--image=nginx"], { env });
+      expect(web2.stdout).toBe("pod/web2 created\n");
       demo.child.kill("SIGINT");
       expect(await demo.waitForExit()).toBe(0);
     } finally {

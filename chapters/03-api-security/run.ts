@@ -16,7 +16,8 @@
  *   and is then only what jane is; jane may not act as anyone;
  * - a mutating webhook — an HTTPS server in this process, its certificate signed by the
  *   cluster's CA — adds a label to every pod created, as the API server's admission chain calls
- *   it with an AdmissionReview; PodSecurity refuses a privileged pod in a `baseline` namespace;
+ *   it with an AdmissionReview; PodSecurity refuses a privileged pod in a `baseline` namespace,
+ *   and ResourceQuota the pod beyond the namespace's quota;
  * - the audit log holds one JSON line per stage of each request: who, what, the decision and why.
  *
  * Everything runs in this process: the API server (code/apiserver/server.ts, `startAPIServer`)
@@ -26,7 +27,8 @@
  * and the webhook. The PKI (code/pki, as `npm run pki`) is made once in
  * `.tmp/chapter-03/pki/` and kept: RSA keys are slow to make, and a learner's kubeconfig keeps
  * working across runs. The token file, the audit policy and the audit log are there too. Then
- * the demo writes a kubeconfig for the admin certificate and keeps serving kubectl until Ctrl-C.
+ * the demo writes a kubeconfig for the admin certificate (and one for jane's token) and keeps
+ * serving kubectl until Ctrl-C.
  * Ctrl-C, during the tour or after it, stops the API server and the webhook before the demo exits
  * (a second Ctrl-C exits at once); the files stay, and every object, in memory, is gone.
  *
@@ -43,6 +45,7 @@ import { readFile, rm, writeFile } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { join, resolve } from "node:path";
+import { stringify } from "yaml";
 import { newLogBackend } from "../../code/apiserver/audit/backend.ts";
 import type { Event } from "../../code/apiserver/audit/event.ts";
 import { loadPolicy } from "../../code/apiserver/audit/policy.ts";
@@ -94,6 +97,7 @@ const { once, port } = servingDemoFlags("npm run chapter -- 3", "the API (HTTPS)
 const workDir = resolve(process.env.CHAPTER_TMP || resolve(import.meta.dirname, "../../.tmp/chapter-03"));
 const pkiDir = join(workDir, "pki");
 const kubeconfigPath = join(workDir, "kubeconfig");
+const janeKubeconfigPath = join(workDir, "jane.kubeconfig");
 const tokenFile = join(workDir, "tokens.csv");
 const auditPolicyFile = join(workDir, "audit-policy.yaml");
 const auditLog = join(workDir, "audit.log");
@@ -286,12 +290,13 @@ async function main(): Promise<void> {
 
   step("Start the API server: HTTPS only, authentication, Node and RBAC, admission, audit");
   let server: APIServer | undefined;
-  let webhook: WebhookServer | undefined;
   const shutdown = async () => {
     await webhook?.close();
     await server?.close();
     say("stopped the API server and the webhook: every object was in memory, and is gone");
-    say(`kept (git-ignored, for the next run): ${kubeconfigPath}, ${pkiDir}/, ${auditLog}`);
+    say(
+      `kept (git-ignored, for the next run): ${kubeconfigPath}, ${janeKubeconfigPath}, ${pkiDir}/, ${auditLog}`,
+    );
   };
   // From here on, Ctrl-C — during the tour or while serving kubectl — stops both servers first.
   stopOnInterrupt(shutdown);
@@ -323,8 +328,8 @@ async function main(): Promise<void> {
     await deniedThenAllowed();
     await canI();
     await impersonation();
-    webhook = await mutatingWebhook(layout);
-    await podSecurity();
+    await mutatingWebhook(layout);
+    await validatingAdmission();
     await auditTrail();
   } catch (e) {
     await webhook?.close();
@@ -459,7 +464,10 @@ async function impersonation(): Promise<void> {
   );
 }
 
-async function mutatingWebhook(layout: PKILayout): Promise<WebhookServer> {
+/** The webhook server, once started: whoever stops the demo stops it too. */
+let webhook: WebhookServer | undefined;
+
+async function mutatingWebhook(layout: PKILayout): Promise<void> {
   step("A mutating webhook: the API server calls out, over HTTPS, and applies the patch it answers");
   // The webhook's serving certificate, signed by the cluster's CA: the caBundle is ca.crt.
   const ca = {
@@ -479,7 +487,7 @@ async function mutatingWebhook(layout: PKILayout): Promise<WebhookServer> {
     new Date(),
   );
   const certs = { caPEM, certPEM: encodeCertPEM(cert), keyPEM: encodePrivateKeyPEM(key) };
-  const webhook = await startWebhookServer(certs, (review) => {
+  const hook = await startWebhookServer(certs, (review) => {
     const labels = review.request.object?.metadata?.labels;
     // JSONPatch: add the label (and the labels map, if the pod has none).
     const patch = labels
@@ -487,7 +495,8 @@ async function mutatingWebhook(layout: PKILayout): Promise<WebhookServer> {
       : [{ op: "add", path: "/metadata/labels", value: { "injected-by": "label-injector" } }];
     return reviewResponse(review, { patch });
   });
-  say(`webhook: ${cyan(`${webhook.url}/mutate`)} ${dim("(its certificate signed by pki/ca.crt)")}`);
+  webhook = hook;
+  say(`webhook: ${cyan(`${hook.url}/mutate`)} ${dim("(its certificate signed by pki/ca.crt)")}`);
   const config = await must(
     admin,
     "POST",
@@ -499,7 +508,7 @@ async function mutatingWebhook(layout: PKILayout): Promise<WebhookServer> {
       webhooks: [
         {
           name: "label-injector.course.example.com",
-          clientConfig: { url: `${webhook.url}/mutate`, caBundle: Buffer.from(caPEM).toString("base64") },
+          clientConfig: { url: `${hook.url}/mutate`, caBundle: Buffer.from(caPEM).toString("base64") },
           rules: [{ operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"] }],
           namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } },
           sideEffects: "None",
@@ -510,21 +519,21 @@ async function mutatingWebhook(layout: PKILayout): Promise<WebhookServer> {
     },
   );
   say(
-    `admin: MutatingWebhookConfiguration ${config.metadata.name}: CREATE pods in namespace ${ns} → ${webhook.url}/mutate, failurePolicy Fail`,
+    `admin: MutatingWebhookConfiguration ${config.metadata.name}: CREATE pods in namespace ${ns} → ${hook.url}/mutate, failurePolicy Fail`,
   );
   // The plugin learns of the configuration from a watch: a dry run tells when it has.
   await eventually(
     "the webhook plugin to see the configuration",
     async () => {
       await call(admin, "POST", `${podsURL}?dryRun=All`, pod("probe"));
-      return webhook.received.length;
+      return hook.received.length;
     },
     (n) => n > 0,
   );
-  webhook.received.length = 0;
+  hook.received.length = 0;
   const created = await must(admin, "POST", podsURL, pod("web"));
   say(request(`admin: POST ${podsURL} {pod web, labels {"app":"web"}}`));
-  const review = webhook.received[0]?.review;
+  const review = hook.received[0]?.review;
   if (review) {
     say(
       `  webhook got an AdmissionReview: ${review.request.operation} ${review.request.resource.resource} ${review.request.namespace}/${review.request.name} by ${review.request.userInfo.username}`,
@@ -541,11 +550,10 @@ async function mutatingWebhook(layout: PKILayout): Promise<WebhookServer> {
     `and the built-in mutating plugins ran too: serviceAccountName=${stored.spec.serviceAccountName}, ` +
       `${stored.spec.tolerations?.length ?? 0} tolerations (DefaultTolerationSeconds)`,
   );
-  return webhook;
 }
 
-async function podSecurity(): Promise<void> {
-  step("PodSecurity: a validating plugin refuses a privileged pod in a baseline namespace");
+async function validatingAdmission(): Promise<void> {
+  step("Validating admission: PodSecurity refuses a privileged pod, ResourceQuota a pod too many");
   await createNamespace("locked", { "pod-security.kubernetes.io/enforce": "baseline" });
   say("admin: namespace locked, label pod-security.kubernetes.io/enforce=baseline");
   const refused = await call(
@@ -557,6 +565,22 @@ async function podSecurity(): Promise<void> {
   say(request("admin: POST /api/v1/namespaces/locked/pods {pod root, privileged: true}"));
   say(answer(cut(replyLine(refused), 220)));
   note("admission answers everyone alike: even system:masters, allowed by RBAC, is refused here");
+  await must(admin, "POST", "/api/v1/namespaces/locked/resourcequotas", {
+    apiVersion: "v1",
+    kind: "ResourceQuota",
+    metadata: { name: "one-pod" },
+    spec: { hard: { pods: "1" } },
+  });
+  say("admin: ResourceQuota locked/one-pod {hard: pods=1}");
+  for (const name of ["first", "second"]) {
+    const r = await call(admin, "POST", "/api/v1/namespaces/locked/pods", pod(name));
+    say(request(`admin: POST /api/v1/namespaces/locked/pods {pod ${name}}`));
+    say(answer(r.code === 201 ? green("201 Created") : cut(replyLine(r), 220)));
+  }
+  const quota = await must(admin, "GET", "/api/v1/namespaces/locked/resourcequotas/one-pod");
+  note(
+    `the quota's status: used pods=${quota.status?.used?.pods}, hard pods=${quota.status?.hard?.pods} — charged by the plugin, last in the chain`,
+  );
 }
 
 async function auditTrail(): Promise<void> {
@@ -604,6 +628,20 @@ async function writeKubeconfig(server: APIServer, layout: PKILayout): Promise<vo
   say(
     `kubeconfig written to ${cyan(kubeconfigPath)} ${dim("(the admin certificate; the same path every run, this run's port)")}`,
   );
+  // jane's: her bearer token, no client certificate — with both, the x509 authenticator, first in
+  // the union, would decide, and the request would be the admin's.
+  const janeConfig = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [config.clusters[0]],
+    contexts: [{ name: "jane@kubernetes", context: { cluster: "kubernetes", user: "jane", namespace: ns } }],
+    "current-context": "jane@kubernetes",
+    users: [{ name: "jane", user: { token: janeToken } }],
+  };
+  await writeFile(janeKubeconfigPath, stringify(janeConfig, { lineWidth: 0, indentSeq: false }), {
+    mode: 0o600,
+  });
+  say(`and jane's, with her token: ${cyan(janeKubeconfigPath)}`);
   say("in another terminal:");
   const commands: [string, string?][] = [
     [`export KUBECONFIG=${kubeconfigPath}`],
@@ -611,7 +649,8 @@ async function writeKubeconfig(server: APIServer, layout: PKILayout): Promise<vo
     [`kubectl get pods -n ${ns} --as=jane`, "allowed by the RoleBinding"],
     [`kubectl delete pod web -n ${ns} --as=jane`, "403 Forbidden"],
     [`kubectl auth can-i --list -n ${ns} --as=jane`],
-    [`kubectl --token=${janeToken} get pods -n ${ns}`, "jane's own token"],
+    [`kubectl --kubeconfig=${janeKubeconfigPath} get pods`, "jane's own token"],
+    [`kubectl --kubeconfig=${janeKubeconfigPath} auth can-i create pods`, "no"],
     [`kubectl get pod web -n ${ns} --show-labels`, "injected-by=label-injector"],
     [`kubectl run web2 -n ${ns} --image=nginx`, "the webhook labels it too"],
     ["kubectl get mutatingwebhookconfigurations"],
