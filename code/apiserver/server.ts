@@ -41,7 +41,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
-import { ensureAdmissionObjects } from "./admission/bootstrap.ts";
+import { ensureAdmissionObjects, withDefaultServiceAccounts } from "./admission/bootstrap.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
 import { type Auditor, isPanic, RequestAudit } from "./audit/request.ts";
@@ -215,11 +215,13 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
     if (admission) {
       stops.push(() => admission.close());
       // chapter 3: admission — the system priority classes and `default` service accounts.
-      await ensureAdmissionObjects(
-        stores,
-        admission.plugins.map((p) => p.name),
-        systemNamespaces,
-      );
+      const enabled = admission.plugins.map((p) => p.name);
+      await ensureAdmissionObjects(stores, enabled, systemNamespaces);
+      if (enabled.includes("ServiceAccount"))
+        withDefaultServiceAccounts(
+          stores.get("/namespaces") as Store,
+          stores.get("/serviceaccounts") as Store,
+        );
     }
     // chapter 3 audit
     if (opts.audit) stops.push(() => opts.audit?.backend.shutdown());

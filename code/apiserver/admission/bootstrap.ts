@@ -8,9 +8,13 @@
  *   scheduling REST storage creates both system classes in a post-start hook;
  * - the ServiceAccount plugin refuses a pod whose account does not exist, and upstream's
  *   serviceaccounts controller (kube-controller-manager, chapter 4) creates `default` in every
- *   namespace. Until that controller exists, the API server creates `default` in the system
- *   namespaces; in any other namespace a test or learner creates it
- *   (`kubectl create serviceaccount default`).
+ *   namespace. Until that controller exists, the API server stands in for it: `default` in the
+ *   system namespaces at start, and in every namespace created afterwards, as part of the
+ *   namespace's create (`withDefaultServiceAccounts`).
+ *
+ * What upstream does differently: the controller creates the account a moment *after* the
+ * namespace, so a pod created at once can still be refused (`serviceaccount "default" not found`)
+ * and a client retries; here the account exists when the namespace's create returns.
  *
  * Invariants: runs only when admission is on (chapters 1–2 start without it and see no new
  * objects); creating what already exists is not an error, so a restart over the same storage
@@ -36,3 +40,18 @@ export async function ensureAdmissionObjects(
   }
 }
 // #endregion bootstrap
+
+// #region default-service-accounts
+/**
+ * The serviceaccounts controller's job, done in the namespaces store until chapter 4's
+ * controller-manager does it: every namespace created (not a dry run) gets its `default` account.
+ */
+export function withDefaultServiceAccounts(namespaces: Store, accounts: Store): void {
+  const create = namespaces.create.bind(namespaces);
+  namespaces.create = async (namespace, obj, opts = {}) => {
+    const created = await create(namespace, obj, opts);
+    if (!opts.dryRun) await ensureDefaultServiceAccounts(accounts, [created.metadata.name as string]);
+    return created;
+  };
+}
+// #endregion default-service-accounts
