@@ -234,20 +234,16 @@ function pod(name: string, extra: Record<string, unknown> = {}): Obj {
 }
 
 /**
- * A namespace and its `default` ServiceAccount, as the admin. The ServiceAccount admission
- * plugin refuses a pod whose service account does not exist; in a cluster the controller-manager's
- * serviceaccount controller (chapter 4) makes `default` in every new namespace — here the demo does.
+ * A namespace, as the admin. The ServiceAccount admission plugin refuses a pod whose service
+ * account does not exist; in a cluster the controller-manager's serviceaccount controller
+ * (chapter 4) makes `default` in every new namespace — until then the API server does, as part of
+ * the namespace's create.
  */
 async function createNamespace(name: string, labels?: Record<string, string>): Promise<void> {
   await must(admin, "POST", "/api/v1/namespaces", {
     apiVersion: "v1",
     kind: "Namespace",
     metadata: labels ? { name, labels } : { name },
-  });
-  await must(admin, "POST", `/api/v1/namespaces/${name}/serviceaccounts`, {
-    apiVersion: "v1",
-    kind: "ServiceAccount",
-    metadata: { name: "default" },
   });
 }
 
