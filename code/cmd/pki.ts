@@ -1,7 +1,8 @@
 /**
  * pki — the command: make (or complete, or check) the cluster's PKI directory, the way
  * `kubeadm init phase certs all` and `kubeadm init phase kubeconfig all` do, in one run:
- * `npm run pki -- --dir DIR [--nodes a,b,c] [--server URL] [--force]`.
+ * `npm run pki -- --dir DIR [--nodes a,b,c] [--server URL] [--force]`. Upstream: kubeadm's
+ * cmd/kubeadm/app/cmd/phases/init/certs.go and kubeconfig.go.
  *
  * Solves:
  * - a learner gets every certificate, key and kubeconfig chapter 3's secured API server and the

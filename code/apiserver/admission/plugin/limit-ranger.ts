@@ -1,7 +1,7 @@
 /**
  * LimitRanger — a namespace's LimitRanges give containers default requests and limits and hold
  * every container (and every pod as a whole) between a min and a max, with at most a given
- * limit-to-request ratio.
+ * limit-to-request ratio. Upstream: kubernetes plugin/pkg/admission/limitranger/admission.go.
  *
  * Solves:
  * - a container that states no resources is BestEffort: the scheduler gives it nothing and the

@@ -1,7 +1,7 @@
 /**
  * NamespaceLifecycle — nothing is created in a namespace that does not exist or is being
  * deleted, and the namespaces the cluster needs (default, kube-system, kube-public) cannot be
- * deleted at all.
+ * deleted at all. Upstream: k8s.io/apiserver pkg/admission/plugin/namespace/lifecycle/admission.go.
  *
  * Solves:
  * - the namespace controller deletes a Terminating namespace's content and then the namespace:

@@ -2,6 +2,7 @@
  * ServiceAccount — every pod runs as a service account: `default` unless it names one, which
  * must exist; and, unless the pod or the account opts out, every container gets the account's
  * token, the cluster's CA and its namespace mounted at /var/run/secrets/kubernetes.io/serviceaccount.
+ * Upstream: kubernetes plugin/pkg/admission/serviceaccount/admission.go.
  *
  * Solves:
  * - a program in a pod can call the API server with no configuration at all (client-go's

@@ -2,7 +2,8 @@
  * The restricted checks — what the restricted level adds to baseline: current hardening best
  * practice. No privilege escalation, run as non-root (and never as uid 0), a seccomp profile,
  * every capability dropped (NET_BIND_SERVICE may come back), and only the volume types that
- * cannot reach the node. v1.32's versions and messages.
+ * cannot reach the node. v1.32's versions and messages. Upstream: k8s.io/pod-security-admission
+ * policy/check_*.go.
  *
  * Solves: a namespace at `restricted` only runs pods written to be safe; each message names
  * the field to set, so the fix is in the refusal (`container "c" must set
