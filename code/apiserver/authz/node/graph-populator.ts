@@ -31,16 +31,14 @@
  */
 import type { KubeObject } from "../../../api/meta.ts";
 import type { Store } from "../../registry/store.ts";
-import type { Watch } from "../../storage/interfaces.ts";
+import { type InformerHandlers, StoreInformer } from "../../registry/store-informer.ts";
+
+export { StoreInformer } from "../../registry/store-informer.ts";
+
 import type { Graph } from "./graph.ts";
 import type { PodRefs } from "./pod-references.ts";
 
-/** An informer's three callbacks (ResourceEventHandlerFuncs). */
-interface Handlers {
-  add(obj: KubeObject): void;
-  update(old: KubeObject, obj: KubeObject): void;
-  delete(obj: KubeObject): void;
-}
+type Handlers = InformerHandlers;
 
 // #region pod-handlers
 function nodeOf(pod: KubeObject): string {
@@ -98,84 +96,6 @@ function attachmentHandlers(graph: Graph): Handlers {
     delete: (va) => graph.deleteVolumeAttachment(va.metadata.name ?? ""),
   };
 }
-
-// #region informer
-/**
- * List, then watch from the list's resourceVersion; when the watch ends, list again. The
- * handlers see every change once, in order, with the object as it was before.
- */
-export class StoreInformer {
-  /** namespace/name → the object as last seen. */
-  private readonly known = new Map<string, KubeObject>();
-  private watch: Watch | undefined;
-  private stopped = false;
-  readonly synced: Promise<void>;
-  private markSynced!: () => void;
-
-  constructor(
-    private readonly store: Store,
-    private readonly handlers: Handlers,
-  ) {
-    this.synced = new Promise((resolve) => {
-      this.markSynced = resolve;
-    });
-  }
-
-  private keyOf(obj: KubeObject): string {
-    return `${obj.metadata.namespace ?? ""}/${obj.metadata.name ?? ""}`;
-  }
-
-  private upsert(obj: KubeObject): void {
-    const key = this.keyOf(obj);
-    const old = this.known.get(key);
-    this.known.set(key, obj);
-    if (old) this.handlers.update(old, obj);
-    else this.handlers.add(obj);
-  }
-
-  private remove(obj: KubeObject): void {
-    const key = this.keyOf(obj);
-    const old = this.known.get(key);
-    this.known.delete(key);
-    this.handlers.delete(old ?? obj);
-  }
-
-  /** The reflector's Replace: the list is the truth, whatever the cache believed. */
-  private replace(items: KubeObject[]): void {
-    const listed = new Set(items.map((o) => this.keyOf(o)));
-    for (const [key, old] of [...this.known]) if (!listed.has(key)) this.remove(old);
-    for (const item of items) this.upsert(item);
-  }
-
-  async run(): Promise<void> {
-    let backoffMs = 100;
-    while (!this.stopped) {
-      try {
-        const list = await this.store.list("", {});
-        this.replace(list.items);
-        this.markSynced();
-        this.watch = await this.store.watch("", { resourceVersion: list.resourceVersion });
-        if (this.stopped) this.watch.stop();
-        for await (const ev of this.watch) {
-          if (ev.type === "ADDED" || ev.type === "MODIFIED") this.upsert(ev.object);
-          else if (ev.type === "DELETED") this.remove(ev.object);
-          else if (ev.type === "ERROR") break; // too old a resourceVersion: list again
-        }
-        backoffMs = 100;
-      } catch {
-        if (this.stopped) return;
-        await new Promise((r) => setTimeout(r, backoffMs));
-        backoffMs = Math.min(backoffMs * 2, 5000);
-      }
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-  }
-}
-// #endregion informer
 
 // #region populator
 /** AddGraphEventHandlers over the registry stores (as server.ts keys them: `group/resource`). */

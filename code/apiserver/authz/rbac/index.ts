@@ -161,24 +161,5 @@ export class RBACIndex {
       }
     }
   }
-
-  /** A fresh list (after a relist): everything of the resource replaced. */
-  replace(resource: RBACResource, items: KubeObject[]): void {
-    switch (resource) {
-      case "roles":
-        this.roles.clear();
-        break;
-      case "clusterroles":
-        this.clusterRoles.clear();
-        break;
-      case "clusterrolebindings":
-        for (const name of [...this.clusterBindings.byName.keys()]) this.clusterBindings.remove(name, "");
-        break;
-      case "rolebindings":
-        this.namespaceBindings.clear();
-        break;
-    }
-    for (const item of items) this.apply(resource, "ADDED", item);
-  }
   // #endregion keep-current
 }

@@ -2,8 +2,8 @@
  * The RBAC index's feed — list, then watch, each of the four RBAC resources from the API
  * server's own registry stores, and apply every event to the index. Upstream the RBAC
  * authorizer reads shared informers (client-go's reflector over the loopback client); the
- * course builds informers in chapter 4, so this is the reflector's loop in its smallest form,
- * reading the stores directly.
+ * course builds informers in chapter 4, so this feeds the index from the API server's smallest
+ * informer (registry/store-informer.ts), reading the stores directly.
  *
  * Solves: the authorizer must see a new RoleBinding without reading storage on every request;
  * a watch delivers each change once, in order, right after it is written.
@@ -22,7 +22,7 @@
  */
 import type { KubeObject } from "../../../api/meta.ts";
 import type { Store } from "../../registry/store.ts";
-import type { Watch } from "../../storage/interfaces.ts";
+import { StoreInformer } from "../../registry/store-informer.ts";
 import type { RBACIndex, RBACResource } from "./index.ts";
 
 export interface RBACInformers {
@@ -38,42 +38,23 @@ export function runRBACInformers(
   index: RBACIndex,
   onEvent: (resource: RBACResource, type: string, obj: KubeObject) => void = () => {},
 ): RBACInformers {
-  let stopped = false;
-  const watches = new Set<Watch>();
-  const synced = resources.map(
-    (resource) =>
-      new Promise<void>((resolve, reject) => {
-        const store = stores.get(`rbac.authorization.k8s.io/${resource}`) as Store;
-        void (async () => {
-          let first = true;
-          while (!stopped) {
-            try {
-              const list = await store.list("", {});
-              index.replace(resource, list.items);
-              if (first) resolve();
-              first = false;
-              const w = await store.watch("", { resourceVersion: list.resourceVersion });
-              watches.add(w);
-              for await (const ev of w) {
-                if (ev.type === "ERROR") break; // relist
-                if (ev.type === "BOOKMARK") continue;
-                index.apply(resource, ev.type, ev.object);
-                onEvent(resource, ev.type, ev.object);
-              }
-              watches.delete(w);
-            } catch (e) {
-              if (first) return reject(e);
-              if (!stopped) await new Promise((r) => setTimeout(r, 100));
-            }
-          }
-        })();
-      }),
-  );
+  const informers = resources.map((resource) => {
+    const feed = (type: string) => (obj: KubeObject) => {
+      index.apply(resource, type, obj);
+      onEvent(resource, type, obj);
+    };
+    const informer = new StoreInformer(stores.get(`rbac.authorization.k8s.io/${resource}`) as Store, {
+      add: feed("ADDED"),
+      update: (_old, obj) => feed("MODIFIED")(obj),
+      delete: feed("DELETED"),
+    });
+    void informer.run();
+    return informer;
+  });
   return {
-    synced: Promise.all(synced).then(() => {}),
+    synced: Promise.all(informers.map((i) => i.synced)).then(() => {}),
     stop() {
-      stopped = true;
-      for (const w of watches) w.stop();
+      for (const i of informers) i.stop();
     },
   };
 }
