@@ -366,8 +366,11 @@ async function handle(
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
     const authenticated = await authenticateRequest(req, authenticator);
+    // Chapter 3 audit: as upstream's WithAudit, after authentication and before impersonation, so
+    // the event's user is who really sent the request and the policy is chosen for them.
+    audit?.begin(authenticated, info);
     const user = await impersonateRequest(req, authenticated, authz.authorizer);
-    audit?.begin(user, info); // chapter 3 audit: the policy's level, RequestReceived
+    if (user !== authenticated) audit?.logImpersonatedUser(user);
     const query = new URL(req.url ?? "/", "http://localhost").searchParams;
     await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer, audit?.recordDecision);
     if (serveDiscovery(req, res)) return;

@@ -195,6 +195,26 @@ describe("the audit log", () => {
     expect(complete).not.toHaveProperty("responseObject");
   });
 
+  // Upstream's WithAudit writes RequestReceived before WithImpersonation runs, so only the later
+  // stages carry impersonatedUser (k8s.io/apiserver pkg/endpoints/filters/audit.go, impersonation.go).
+  it("impersonation: user is who sent the request; impersonatedUser, from ResponseComplete on, who it acted as", async () => {
+    const res = await send("GET", "/api/v1/namespaces/default", undefined, {
+      "Impersonate-User": "bob",
+      "Impersonate-Group": "qa",
+    });
+    expect(res.status).toBe(200);
+    const events = await eventsOf(res);
+    expect(events.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
+    for (const e of events)
+      expect(e.user).toEqual({ username: "jane", uid: "u-1", groups: ["dev", "system:authenticated"] });
+    expect(events[0]).not.toHaveProperty("impersonatedUser");
+    expect(events[1].impersonatedUser).toEqual({ username: "bob", groups: ["qa", "system:authenticated"] });
+  });
+
+  it("no impersonation: no impersonatedUser field", async () => {
+    const res = await send("GET", "/api/v1/namespaces/default");
+    for (const e of await eventsOf(res)) expect(e).not.toHaveProperty("impersonatedUser");
+  });
   it("None: nothing is written", async () => {
     const res = await send("GET", "/healthz");
     expect(res.status).toBe(200);

@@ -26,8 +26,8 @@
  *
  * What upstream does differently: a malformed request (groups without a user) is a 500
  * InternalError in upstream; here it is a 400, since it is the client's mistake and the server
- * answers no 5xx to bad input. Upstream also records the impersonated user in the audit event
- * and the original in the request log.
+ * answers no 5xx to bad input. Upstream also writes "bob is impersonating jane" to its request
+ * log; the audit event records both users, as upstream (server.ts calls logImpersonatedUser).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go (WithImpersonation, buildImpersonationRequests, unescapeExtraKey)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/api/authentication/v1/types.go (ImpersonateUserHeader, ImpersonateGroupHeader, ImpersonateUIDHeader, ImpersonateUserExtraHeaderPrefix)
