@@ -17,6 +17,8 @@
  *   and goes there when `done` is called.
  * - after `shutDown` no key is accepted; `get` still hands out what is queued, then answers
  *   `shutdown: true`.
+ * - `shutDownWithDrain` resolves when no key is being processed and none was just put back for
+ *   another round (upstream's may return while such a key waits; ours waits for it too).
  *
  * JavaScript has one thread, so where upstream takes a mutex and waits on a condition variable,
  * `get` returns a promise that is resolved (in arrival order) when a key can be handed out.
