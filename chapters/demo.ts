@@ -11,7 +11,9 @@
  *   runs (`runTool`);
  * - Ctrl-C stops a demo cleanly (`stopOnInterrupt`): the servers it started are closed before it
  *   exits, and a second Ctrl-C exits at once — the command layer's signal handling
- *   (code/cmd/cli/signal.ts), so demos and commands behave alike.
+ *   (code/cmd/cli/signal.ts), so demos and commands behave alike;
+ * - the API server demos (chapters 2 and 3) start and end alike (`servingDemo`, `requestLog`,
+ *   `serveUntilInterrupt`, `suggest`, `tryKubectl`) and send JSON alike (`callJSON`).
  *
  * It is not a chapter: the course's chapters are the numbered folders (scripts/course.ts), and
  * this file is not under code/, so it has no annotated-source page.
@@ -20,7 +22,9 @@
  * @chapter 00-life-of-a-pod
  */
 import { spawn } from "node:child_process";
-import { STATUS_CODES } from "node:http";
+import { type ClientRequest, type IncomingMessage, STATUS_CODES } from "node:http";
+import type { RequestOptions } from "node:https";
+import { resolve } from "node:path";
 import {
   boolFlag,
   FlagError,
@@ -109,6 +113,74 @@ export function statusLine(s: { code?: number; reason?: string; message?: string
 export function cut(s: string, n = 150): string {
   return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
 }
+
+// #region replies
+/** An object as the demos read it: the fields they print are typed, the rest are anything. */
+export interface Obj {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    continue?: string;
+    remainingItemCount?: number;
+    deletionTimestamp?: string;
+    deletionGracePeriodSeconds?: number;
+    labels?: Record<string, string>;
+    [field: string]: unknown;
+  };
+  // biome-ignore lint/suspicious/noExplicitAny: the demo reads whatever fields it prints
+  [field: string]: any;
+}
+
+export interface Reply {
+  code: number;
+  body: Obj;
+  headers: IncomingMessage["headers"];
+}
+
+/**
+ * One JSON request, sent with `send` (node:http's request, or node:https's with its TLS options),
+ * and its answer read whole. A body that is not JSON (/healthz's `ok`) comes back as
+ * `{ metadata: {}, text }` with `text` also on the reply, for a demo that expects only JSON to refuse.
+ */
+export function callJSON(
+  send: (url: string, options: RequestOptions, answered: (res: IncomingMessage) => void) => ClientRequest,
+  url: string,
+  options: RequestOptions,
+  body?: unknown,
+): Promise<Reply & { text?: string }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const headers = {
+      Accept: "application/json",
+      ...(data
+        ? { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(data)) }
+        : {}),
+      ...options.headers,
+    };
+    const req = send(url, { ...options, headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (d) => {
+        text += d;
+      });
+      res.on("end", () => {
+        const code = res.statusCode ?? 0;
+        try {
+          resolve({ code, body: JSON.parse(text), headers: res.headers });
+        } catch {
+          resolve({ code, body: { metadata: {}, text }, headers: res.headers, text });
+        }
+      });
+    });
+    req.on("error", reject);
+    req.end(data);
+  });
+}
+// #endregion replies
 
 // #region waits
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -204,6 +276,80 @@ export function servingDemoFlags(name: string, serves: string): { once: boolean;
     }),
   });
   return { once: flags.once || process.env.CHAPTER_ONCE === "1", port: flags.port };
+}
+
+/**
+ * An API server demo's start: its flags, and the folder it writes what kubectl needs into — a
+ * stable, git-ignored `.tmp/chapter-NN` in the course's folder, the same paths every run (so one
+ * `export KUBECONFIG=…` serves every run). CHAPTER_TMP moves it: the tests use their own, and
+ * leave a learner's files alone.
+ */
+export function servingDemo(
+  chapter: number,
+  serves: string,
+): { once: boolean; port: number; workDir: string } {
+  const { once, port } = servingDemoFlags(`npm run chapter -- ${chapter}`, serves);
+  const folder = `chapter-${String(chapter).padStart(2, "0")}`;
+  const workDir = resolve(process.env.CHAPTER_TMP || resolve(import.meta.dirname, "../.tmp", folder));
+  return { once, port, workDir };
+}
+
+/** The API server's request log: silent during the tour, printed (dim) once the demo serves. */
+export function requestLog(): { log: (line: string) => void; start: () => void } {
+  let printing = false;
+  return {
+    log: (line) => {
+      if (printing) console.log(dim(line));
+    },
+    start: () => {
+      printing = true;
+    },
+  };
+}
+
+/**
+ * The tour is over: exit (`--once`: the tests), or keep serving kubectl until Ctrl-C — which
+ * runs the `shutdown` given to stopOnInterrupt — with every request logged.
+ */
+export async function serveUntilInterrupt(
+  once: boolean,
+  shutdown: () => Promise<void>,
+  requests: { start: () => void },
+): Promise<void> {
+  if (once) {
+    console.log("");
+    await shutdown();
+    return;
+  }
+  say(bold("Serving until Ctrl-C; every request is logged below, as kube-apiserver -v=3 logs it."));
+  requests.start();
+  await new Promise(() => {});
+}
+
+/** What to try in another terminal: one command a line, its comment aligned after it. */
+export function suggest(commands: [string, string?][]): void {
+  for (const [c, comment] of commands) say(cyan(comment ? `${c.padEnd(68)} # ${comment}` : c));
+}
+
+/**
+ * Runs one kubectl command against the demo's server and shows its output, as a learner would
+ * see it; kubectl is optional, so its absence is a note, and its failure a warning, not an end.
+ */
+export async function tryKubectl(kubeconfig: string, args: string[]): Promise<void> {
+  const shown = `kubectl ${args.join(" ")}`;
+  let out: string;
+  try {
+    out = await runTool("kubectl", ["--kubeconfig", kubeconfig, ...args]);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+      note("kubectl is not installed (optional: https://kubernetes.io/docs/tasks/tools/)");
+    } else {
+      say(yellow(`${shown} failed: ${(e as Error).message}`));
+    }
+    return;
+  }
+  say(`${dim("$")} ${shown}`);
+  for (const line of out.split("\n").filter((l) => l !== "")) say(`  ${line}`);
 }
 
 let stopping = false;

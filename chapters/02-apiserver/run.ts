@@ -38,109 +38,51 @@
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { type APIServer, startAPIServer } from "../../code/apiserver/server.ts";
 import { EmbedError, type Etcd, startEtcd } from "../../code/store/embed/etcd.ts";
 import { toBytes, toText } from "../../code/store/pkg/bytes.ts";
 import { EtcdError } from "../../code/store/rpctypes/error.ts";
 import {
   answer,
-  bold,
+  callJSON,
   cut,
   cyan,
   dim,
   green,
   heading,
   note,
+  type Obj,
+  type Reply,
   red,
+  requestLog,
   runDemo,
-  runTool,
   say,
-  servingDemoFlags,
+  serveUntilInterrupt,
+  servingDemo,
   sleep,
   statusLine,
   step,
   stopOnInterrupt,
+  suggest,
+  tryKubectl,
   yellow,
 } from "../demo.ts";
 
-const { once, port } = servingDemoFlags("npm run chapter -- 2", "the API");
-
-/**
- * Where the demo writes what kubectl needs: a stable, git-ignored place in the course's folder
- * (CHAPTER_TMP moves it: the tests use their own, and leave a learner's files alone).
- */
-const workDir = resolve(process.env.CHAPTER_TMP || resolve(import.meta.dirname, "../../.tmp/chapter-02"));
+/** The flags, and where the demo writes what kubectl needs (.tmp/chapter-02, or CHAPTER_TMP). */
+const { once, port, workDir } = servingDemo(2, "the API");
 const kubeconfigPath = join(workDir, "kubeconfig");
 const podManifestPath = join(workDir, "my-pod.yaml");
 
 // ─── HTTP: what a kubelet or kubectl sends ───────────────────────────────────────────────────
 
-interface Obj {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    continue?: string;
-    remainingItemCount?: number;
-    deletionTimestamp?: string;
-    deletionGracePeriodSeconds?: number;
-    labels?: Record<string, string>;
-  };
-  // biome-ignore lint/suspicious/noExplicitAny: the demo reads whatever fields it prints
-  [field: string]: any;
-}
-
-interface Reply {
-  code: number;
-  body: Obj;
-  headers: IncomingMessage["headers"];
-}
-
 let api = "";
 
-/** One request, the whole answer read; the body parsed as JSON. */
-function call(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest(
-      `${api}${path}`,
-      {
-        method,
-        headers: {
-          Accept: "application/json",
-          ...(data
-            ? { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(data)) }
-            : {}),
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (d) => {
-          text += d;
-        });
-        res.on("end", () => {
-          try {
-            resolve({ code: res.statusCode ?? 0, body: JSON.parse(text), headers: res.headers });
-          } catch {
-            reject(new Error(`${method} ${path}: ${res.statusCode}, not JSON: ${cut(text, 200)}`));
-          }
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(data);
-  });
+/** One request, the whole answer read; the body parsed as JSON, or the demo fails. */
+async function call(method: string, path: string, body?: unknown, headers?: Record<string, string>) {
+  const r = await callJSON(httpRequest, `${api}${path}`, { method, headers }, body);
+  if (r.text !== undefined) throw new Error(`${method} ${path}: ${r.code}, not JSON: ${cut(r.text, 200)}`);
+  return r;
 }
 
 /** A request that must succeed: its object, or the Status it got, thrown. */
@@ -266,14 +208,8 @@ async function main(): Promise<void> {
   stopOnInterrupt(shutdown);
   const etcdURL = `http://${etcd.clientAddresses[0]}`;
   say(`etcd (chapter 1's store) serving gRPC on ${cyan(etcdURL)}, in memory`);
-  let logRequests = false;
-  server = await startAPIServer({
-    etcdServers: [etcdURL],
-    insecurePort: port,
-    log: (line) => {
-      if (logRequests) console.log(dim(line));
-    },
-  });
+  const requests = requestLog();
+  server = await startAPIServer({ etcdServers: [etcdURL], insecurePort: port, log: requests.log });
   api = server.url;
   say(`API server: ${cyan(server.url)}  ${dim(`(as kube-apiserver --etcd-servers=${etcdURL})`)}`);
   const version = await must("GET", "/version");
@@ -296,15 +232,8 @@ async function main(): Promise<void> {
   }
 
   await writeKubeconfig(server);
-  await tryKubectl();
-  if (once) {
-    console.log("");
-    await shutdown();
-    return;
-  }
-  say(bold("Serving until Ctrl-C; every request is logged below, as kube-apiserver -v=3 logs it."));
-  logRequests = true;
-  await new Promise(() => {});
+  await tryKubectl(kubeconfigPath, ["get", "pods"]);
+  await serveUntilInterrupt(once, shutdown, requests);
 }
 
 async function createAndStore(etcd: Etcd): Promise<void> {
@@ -649,23 +578,7 @@ async function writeKubeconfig(server: APIServer): Promise<void> {
     [`kubectl apply --server-side -f ${podManifestPath}`],
     ["kubectl version", "the client's version and the server's"],
   ];
-  for (const [c, comment] of commands) say(cyan(comment ? `${c.padEnd(68)} # ${comment}` : c));
-}
-
-async function tryKubectl(): Promise<void> {
-  let out: string;
-  try {
-    out = await runTool("kubectl", ["--kubeconfig", kubeconfigPath, "get", "pods"]);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
-      note("kubectl is not installed (optional: https://kubernetes.io/docs/tasks/tools/)");
-    } else {
-      say(yellow(`kubectl get pods failed: ${(e as Error).message}`));
-    }
-    return;
-  }
-  say(`${dim("$")} kubectl get pods`);
-  for (const line of out.split("\n").filter((l) => l !== "")) say(`  ${line}`);
+  suggest(commands);
 }
 
 runDemo(main);

@@ -42,9 +42,8 @@
  */
 import type { KeyObject, X509Certificate } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import type { IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { stringify } from "yaml";
 import { newLogBackend } from "../../code/apiserver/audit/backend.ts";
 import type { Event } from "../../code/apiserver/audit/event.ts";
@@ -69,32 +68,32 @@ import {
 import {
   answer,
   bold,
+  callJSON,
   cut,
   cyan,
   dim,
   green,
   heading,
   note,
+  type Obj,
+  type Reply,
   red,
   request,
+  requestLog,
   runDemo,
-  runTool,
   say,
-  servingDemoFlags,
+  serveUntilInterrupt,
+  servingDemo,
   sleep,
   statusLine,
   step,
   stopOnInterrupt,
-  yellow,
+  suggest,
+  tryKubectl,
 } from "../demo.ts";
 
-const { once, port } = servingDemoFlags("npm run chapter -- 3", "the API (HTTPS)");
-
-/**
- * Where the demo keeps what kubectl needs, and the PKI: a stable, git-ignored place in the
- * course's folder (CHAPTER_TMP moves it: the tests use their own, and leave a learner's alone).
- */
-const workDir = resolve(process.env.CHAPTER_TMP || resolve(import.meta.dirname, "../../.tmp/chapter-03"));
+/** The flags, and where the demo keeps what kubectl needs and the PKI (.tmp/chapter-03, or CHAPTER_TMP). */
+const { once, port, workDir } = servingDemo(3, "the API (HTTPS)");
 const pkiDir = join(workDir, "pki");
 const kubeconfigPath = join(workDir, "kubeconfig");
 const janeKubeconfigPath = join(workDir, "jane.kubeconfig");
@@ -115,25 +114,11 @@ interface Credential {
   token?: string;
 }
 
-interface Obj {
-  apiVersion?: string;
-  kind?: string;
-  metadata: { name?: string; namespace?: string; labels?: Record<string, string>; [f: string]: unknown };
-  // biome-ignore lint/suspicious/noExplicitAny: the demo reads whatever fields it prints
-  [field: string]: any;
-}
-
-interface Reply {
-  code: number;
-  body: Obj;
-  headers: IncomingMessage["headers"];
-}
-
 let api = "";
 /** The cluster CA (ca.crt): the client trusts the server's certificate because this CA signed it. */
 let caPEM = "";
 
-/** One request over HTTPS, the whole answer read; the body parsed as JSON. */
+/** One request over HTTPS, as `who`, the whole answer read; the body parsed as JSON. */
 function call(
   who: Credential,
   method: string,
@@ -141,46 +126,20 @@ function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpsRequest(
-      `${api}${path}`,
-      {
-        method,
-        ca: caPEM,
-        cert: who.cert,
-        key: who.key,
-        // One connection per request: no pooled socket outlives the server when the demo stops.
-        agent: false,
-        headers: {
-          Accept: "application/json",
-          "User-Agent": "chapter-03-demo",
-          ...(who.token ? { Authorization: `Bearer ${who.token}` } : {}),
-          ...(data
-            ? { "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(data)) }
-            : {}),
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = "";
-        res.setEncoding("utf8");
-        res.on("data", (d) => {
-          text += d;
-        });
-        res.on("end", () => {
-          try {
-            resolve({ code: res.statusCode ?? 0, body: JSON.parse(text), headers: res.headers });
-          } catch {
-            // /healthz answers plain text.
-            resolve({ code: res.statusCode ?? 0, body: { metadata: {}, text }, headers: res.headers });
-          }
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(data);
-  });
+  const options = {
+    method,
+    ca: caPEM,
+    cert: who.cert,
+    key: who.key,
+    // One connection per request: no pooled socket outlives the server when the demo stops.
+    agent: false,
+    headers: {
+      "User-Agent": "chapter-03-demo",
+      ...(who.token ? { Authorization: `Bearer ${who.token}` } : {}),
+      ...headers,
+    },
+  };
+  return callJSON(httpsRequest, `${api}${path}`, options, body);
 }
 
 /** A request that must succeed: its object, or the Status it got, thrown. */
@@ -296,7 +255,7 @@ async function main(): Promise<void> {
   };
   // From here on, Ctrl-C — during the tour or while serving kubectl — stops both servers first.
   stopOnInterrupt(shutdown);
-  let logRequests = false;
+  const requests = requestLog();
   server = await startAPIServer({
     securePort: port,
     secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },
@@ -304,9 +263,7 @@ async function main(): Promise<void> {
     authorizationModes: ["Node", "RBAC"],
     admission: {},
     audit: { policy: loadPolicy(policyText, `file ${auditPolicyFile}`), backend: newLogBackend(auditLog) },
-    log: (line) => {
-      if (logRequests) console.log(dim(line));
-    },
+    log: requests.log,
   });
   api = server.url;
   say(
@@ -334,15 +291,8 @@ async function main(): Promise<void> {
   }
 
   await writeKubeconfig(server, layout);
-  await tryKubectl();
-  if (once) {
-    console.log("");
-    await shutdown();
-    return;
-  }
-  say(bold("Serving until Ctrl-C; every request is logged below, as kube-apiserver -v=3 logs it."));
-  logRequests = true;
-  await new Promise(() => {});
+  await tryKubectl(kubeconfigPath, ["auth", "whoami"]);
+  await serveUntilInterrupt(once, shutdown, requests);
 }
 
 async function anonymousRequests(): Promise<void> {
@@ -652,23 +602,7 @@ async function writeKubeconfig(server: APIServer, layout: PKILayout): Promise<vo
     ["kubectl get mutatingwebhookconfigurations"],
     [`tail -f ${auditLog}`, "one JSON line per request stage"],
   ];
-  for (const [c, comment] of commands) say(cyan(comment ? `${c.padEnd(68)} # ${comment}` : c));
-}
-
-async function tryKubectl(): Promise<void> {
-  let out: string;
-  try {
-    out = await runTool("kubectl", ["--kubeconfig", kubeconfigPath, "auth", "whoami"]);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
-      note("kubectl is not installed (optional: https://kubernetes.io/docs/tasks/tools/)");
-    } else {
-      say(yellow(`kubectl auth whoami failed: ${(e as Error).message}`));
-    }
-    return;
-  }
-  say(`${dim("$")} kubectl auth whoami`);
-  for (const line of out.split("\n").filter((l) => l !== "")) say(`  ${line}`);
+  suggest(commands);
 }
 
 runDemo(main);

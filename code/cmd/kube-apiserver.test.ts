@@ -10,8 +10,11 @@ import { freePort } from "../testing/ports.ts";
 import { FlagError, parseAPIServerFlags } from "./kube-apiserver.ts";
 import { startCommand, waitFor } from "./testing/command-process.ts";
 
+const anonymousWarning =
+  "AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer";
+
 describe("parseAPIServerFlags", () => {
-  it("gives the defaults: embedded store in memory, HTTPS on 127.0.0.1:6443, anonymous on", () => {
+  it("gives the defaults: embedded store in memory, HTTPS on 127.0.0.1:6443, anonymous off under AlwaysAllow", () => {
     expect(parseAPIServerFlags([])).toEqual({
       run: {
         etcdServers: undefined,
@@ -21,9 +24,24 @@ describe("parseAPIServerFlags", () => {
         verbosity: 3,
         securePort: 6443,
         secureServing: { bindAddress: "127.0.0.1" },
-        authentication: { anonymousAuth: true },
+        // Upstream's ApplyAuthorization: AlwaysAllow (the default mode) turns anonymous off.
+        authentication: { anonymousAuth: false },
+        warnings: [anonymousWarning],
       },
     });
+  });
+
+  it("keeps anonymous on under any other authorizer, and off when asked, without a warning", () => {
+    const rbac = parseAPIServerFlags(["--authorization-mode=Node,RBAC"]);
+    expect(rbac).toMatchObject({ run: { authentication: { anonymousAuth: true }, warnings: [] } });
+    const withAllow = parseAPIServerFlags(["--authorization-mode=RBAC,AlwaysAllow"]);
+    expect(withAllow).toMatchObject({
+      run: { authentication: { anonymousAuth: false }, warnings: [anonymousWarning] },
+    });
+    const off = parseAPIServerFlags(["--anonymous-auth=false"]);
+    expect(off).toMatchObject({ run: { authentication: { anonymousAuth: false }, warnings: [] } });
+    // Plain HTTP has no authentication to turn off: nothing to warn about.
+    expect(parseAPIServerFlags(["--insecure-port=8080"])).toMatchObject({ run: { warnings: [] } });
   });
 
   it("chapter 2's command line (--insecure-port alone) serves plain HTTP only; any secure flag adds HTTPS", () => {
@@ -73,6 +91,7 @@ describe("parseAPIServerFlags", () => {
         watchCache: false,
         compactionIntervalMs: 90_000,
         verbosity: 0,
+        warnings: [],
       },
     });
     expect(parseAPIServerFlags(["--data-dir", "/tmp/x"])).toMatchObject({ run: { dataDir: "/tmp/x" } });
@@ -161,7 +180,9 @@ describe("the kube-apiserver command", () => {
           .on("error", reject)
           .end();
       });
-      expect(status).toBe(200); // no credential: anonymous, and authorization is AlwaysAllow
+      // No credential, and no anonymous under AlwaysAllow (upstream's warning says so): 401.
+      expect(p.stderr()).toContain(anonymousWarning);
+      expect(status).toBe(401);
       expect((await fetch(`${servingURL(p.stderr())}/healthz`)).status).toBe(200);
     } finally {
       p.child.kill("SIGKILL");

@@ -25,7 +25,8 @@
  * - chapter 3: `--secure-port` (default 6443; 0 picks a free port), `--bind-address` (default
  *   127.0.0.1), `--tls-cert-file`/`--tls-private-key-file` or a self-signed certificate (kept in
  *   `--cert-dir`, else in memory), and authentication: `--client-ca-file`, `--token-auth-file`,
- *   `--anonymous-auth` (default true);
+ *   `--anonymous-auth` (default true; turned off, with upstream's warning, under AlwaysAllow —
+ *   which is the default mode — see applyAuthorization);
  * - `--watch-cache`: serve lists and watches from the watch cache (default true);
  * - `--etcd-compaction-interval`: how often etcd's history is compacted, a Go duration (default
  *   5m0s; 0 never compacts);
@@ -45,7 +46,7 @@
  *
  * What upstream does differently: since 1.20 it serves only HTTPS (no `--insecure-port`); its
  * `--secure-port` cannot be 0, `--bind-address` defaults to 0.0.0.0 and `--cert-dir` to
- * /var/run/kubernetes; it turns `--anonymous-auth` off under the AlwaysAllow authorizer; its
+ * /var/run/kubernetes; its
  * admission chain is always on (ours needs an admission flag); and it has some hundred more flags.
  *
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/server.go (NewAPIServerCommand, Run)
@@ -53,7 +54,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/etcd.go (--etcd-servers, --watch-cache)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/audit.go (--audit-policy-file, --audit-log-path)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/serving.go (--secure-port, --bind-address, --cert-dir, --tls-cert-file)
- * @upstream kubernetes/kubernetes pkg/kubeapiserver/options/authentication.go (--client-ca-file, --token-auth-file, --anonymous-auth)
+ * @upstream kubernetes/kubernetes pkg/kubeapiserver/options/authentication.go (--client-ca-file, --token-auth-file, --anonymous-auth, ApplyAuthorization)
  * @chapter 02-apiserver
  */
 
@@ -63,7 +64,11 @@ import { newLogBackend } from "../apiserver/audit/backend.ts";
 import { loadPolicy } from "../apiserver/audit/policy.ts";
 import type { Auditor } from "../apiserver/audit/request.ts";
 import { serviceAccountConfigFromFlags } from "../apiserver/authn/serviceaccount/options.ts";
-import { authorizationModeChoices, validateAuthorizationModes } from "../apiserver/authz/config.ts";
+import {
+  authorizationModeChoices,
+  defaultAuthorizationModes,
+  validateAuthorizationModes,
+} from "../apiserver/authz/config.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
 import {
@@ -205,6 +210,24 @@ export function servingMode(given: ReadonlySet<string>): { secure: boolean; inse
 }
 // #endregion serving-rule
 
+/**
+ * ApplyAuthorization: anonymous requests and the AlwaysAllow authorizer together would let anyone
+ * at all do anything, so under AlwaysAllow (named, or the default when no mode is given)
+ * `--anonymous-auth` is turned off, with upstream's warning — and a server with no other
+ * authenticator then answers every request 401, as upstream's does.
+ */
+export function applyAuthorization(
+  anonymousAuth: boolean,
+  modes: readonly string[],
+): { anonymousAuth: boolean; warning?: string } {
+  if (!anonymousAuth || !modes.includes("AlwaysAllow")) return { anonymousAuth };
+  return {
+    anonymousAuth: false,
+    warning:
+      "AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer",
+  };
+}
+
 // #region wiring
 const kubeAPIServer = command({
   name: "kube-apiserver",
@@ -219,6 +242,7 @@ const kubeAPIServer = command({
     | (APIServerOptions & {
         verbosity: number;
         auditFiles?: { policyFile: string; logPath: string };
+        warnings: string[];
       })
     | FlagError {
     const etcdServers = f["etcd-servers"];
@@ -255,6 +279,8 @@ const kubeAPIServer = command({
     if (policyFile && logPath) audit = { policyFile, logPath };
     // chapter 3: serving and authentication.
     const mode = servingMode(given);
+    const modes = f["authorization-mode"].length ? f["authorization-mode"] : defaultAuthorizationModes;
+    const anonymous = applyAuthorization(f["anonymous-auth"], modes);
     if (Boolean(f["tls-cert-file"]) !== Boolean(f["tls-private-key-file"])) {
       return new FlagError(
         "kube-apiserver",
@@ -273,7 +299,7 @@ const kubeAPIServer = command({
           authentication: {
             clientCAFile: f["client-ca-file"],
             tokenAuthFile: f["token-auth-file"],
-            anonymousAuth: f["anonymous-auth"],
+            anonymousAuth: anonymous.anonymousAuth,
             serviceAccounts: serviceAccounts?.authentication,
           },
         }
@@ -292,11 +318,14 @@ const kubeAPIServer = command({
       watchCache: f["watch-cache"],
       compactionIntervalMs: f["etcd-compaction-interval"],
       verbosity: f.v,
+      // Only where anonymous requests could have reached the server: its secure port.
+      warnings: mode.secure && anonymous.warning ? [anonymous.warning] : [],
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, auditFiles, ...options }, io) {
+  async start({ verbosity, auditFiles, warnings, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
+    for (const w of warnings) io.stderr(`${w}\n`);
     let server: Awaited<ReturnType<typeof startAPIServer>>;
     try {
       const audit = auditFiles ? newAuditor(auditFiles.policyFile, auditFiles.logPath) : undefined;

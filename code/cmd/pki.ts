@@ -32,7 +32,13 @@ import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/
 // #region flags
 const flags = {
   dir: stringFlag("the PKI directory (made if missing)"),
-  nodes: listFlag("node names: one kubelet identity node-<name> each", [...DefaultNodes], "append"),
+  // The issue's fixed layout: the id is `node-` + the name, so the default node (node-1) is
+  // node-node-1.crt, .key and .kubeconfig, with CN system:node:node-1.
+  nodes: listFlag(
+    "node names, each a kubelet identity node-<name> (so node-1 is node-node-1.*)",
+    [...DefaultNodes],
+    "append",
+  ),
   server: stringFlag("the API server URL every kubeconfig points at", DefaultServer),
   force: boolFlag("make every key and certificate again (invalidates every credential made before)"),
 };

@@ -1,7 +1,8 @@
 /**
  * The generic webhook plugin — what MutatingAdmissionWebhook and ValidatingAdmissionWebhook
- * share: which webhooks a request should reach (ShouldCallHook), and one call of one webhook
- * from AdmissionReview out to a verified answer in. Upstream: k8s.io/apiserver
+ * share: the plugin itself before it dispatches (Webhook: its source, Handles, Dispatch's
+ * preamble), which webhooks a request should reach (ShouldCallHook), and one call of one
+ * webhook from AdmissionReview out to a verified answer in. Upstream: k8s.io/apiserver
  * pkg/admission/plugin/webhook/generic/webhook.go, with the calling half of
  * mutating/dispatcher.go and validating/dispatcher.go.
  *
@@ -21,7 +22,7 @@
  * - every failure to get a usable answer is an ErrCallingWebhook (subject to failurePolicy);
  *   an answer that says no is a denial (never subject to it).
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/generic/webhook.go (Webhook.ShouldCallHook, Webhook.Dispatch)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/generic/webhook.go (Webhook, Webhook.Handles, Webhook.ShouldCallHook, Webhook.Dispatch)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go (callAttrMutatingHook: dry run, request, timeout, verification)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/runtime/mapper.go (equivalentResourceRegistry.EquivalentResourcesFor)
  * @chapter 03-api-security
@@ -31,7 +32,7 @@ import { DEFAULT_TIMEOUT_SECONDS, type MutatingWebhook } from "../../../api/admi
 import type { KubeObject } from "../../../api/meta.ts";
 import { isStatusError } from "../../errors.ts";
 import { resources } from "../../resources.ts";
-import type { Attributes } from "../interfaces.ts";
+import type { Attributes, Operation } from "../interfaces.ts";
 import {
   type AdmissionResponse,
   createV1AdmissionReview,
@@ -43,9 +44,9 @@ import {
 import { CallError, type HookTarget, postAdmissionReview } from "./client.ts";
 import { ErrCallingWebhook, newDryRunUnsupportedErr } from "./errors.ts";
 import { matchNamespaceSelector, matchObjectSelector, type NamespaceGetter } from "./matchers.ts";
-import { ruleMatches } from "./rules.ts";
+import { isExemptAdmissionConfigurationResource, ruleMatches } from "./rules.ts";
 import { type ObjectGetter, resolveEndpoint } from "./service-resolver.ts";
-import type { WebhookAccessor } from "./source.ts";
+import type { HookSource, WebhookAccessor } from "./source.ts";
 
 /** What the plugins read besides their configurations (upstream: listers and a client). */
 export interface WebhookDeps {
@@ -53,6 +54,46 @@ export interface WebhookDeps {
   getService: ObjectGetter;
   getEndpoints: ObjectGetter;
 }
+
+// #region webhook-plugin
+/**
+ * Webhook: what both plugins are before they dispatch (upstream's generic.Webhook, which each
+ * plugin embeds). Each subclass adds only its dispatch: one by one with patches, or all at once.
+ */
+export abstract class Webhook {
+  constructor(
+    protected readonly source: HookSource,
+    protected readonly deps: WebhookDeps,
+  ) {}
+
+  /** Every operation: each webhook's own rules decide which requests it sees. */
+  handles(_op: Operation): boolean {
+    return true;
+  }
+
+  close(): void {
+    this.source.stop();
+  }
+
+  /**
+   * Dispatch's preamble: requests on the webhook configurations themselves reach no webhook (so
+   * a broken webhook can always be deleted), and nothing is sent before the first list.
+   */
+  protected async hooksFor(a: Attributes): Promise<WebhookAccessor[]> {
+    if (isExemptAdmissionConfigurationResource(a)) return [];
+    await this.source.ready;
+    return this.source.webhooks();
+  }
+}
+
+/** Whatever a webhook decided, its warnings reach the client and its annotations the audit log. */
+export function recordResponse(h: MutatingWebhook, result: AdmissionResponse, a: Attributes): void {
+  a.warnings?.push(...result.warnings);
+  for (const [k, v] of Object.entries(result.auditAnnotations)) {
+    if (a.annotations) a.annotations[`${h.name}/${k}`] = v;
+  }
+}
+// #endregion webhook-plugin
 
 // #region should-call-hook
 /** ShouldCallHook: the invocation if this webhook applies to the request, else undefined. */

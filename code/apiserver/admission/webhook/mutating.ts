@@ -36,11 +36,10 @@ import type { KubeObject } from "../../../api/meta.ts";
 import { newInternalError } from "../../errors.ts";
 import { applyOperations, decodePatch, JSONPatchError } from "../../patch/json-patch.ts";
 import { semanticDeepEqual } from "../../registry/strategies/helpers.ts";
-import type { Attributes, MutationInterface, Operation } from "../interfaces.ts";
+import type { Attributes, MutationInterface } from "../interfaces.ts";
 import { ErrCallingWebhook, toStatusErr } from "./errors.ts";
-import { callHook, shouldCallHook, type WebhookDeps } from "./generic.ts";
-import { isExemptAdmissionConfigurationResource } from "./rules.ts";
-import type { HookSource } from "./source.ts";
+import { callHook, recordResponse, shouldCallHook, Webhook } from "./generic.ts";
+import type { WebhookAccessor } from "./source.ts";
 
 export const MutatingPluginName = "MutatingAdmissionWebhook";
 
@@ -59,34 +58,26 @@ class ReinvokeContext {
 }
 // #endregion reinvoke-context
 
-export class MutatingAdmissionWebhook implements MutationInterface {
+/** The source, Handles and close are generic.ts's Webhook; this adds the mutating dispatch. */
+export class MutatingAdmissionWebhook extends Webhook implements MutationInterface {
   readonly name = MutatingPluginName;
-
-  constructor(
-    private readonly source: HookSource,
-    private readonly deps: WebhookDeps,
-  ) {}
-
-  handles(_op: Operation): boolean {
-    return true;
-  }
-
-  close(): void {
-    this.source.stop();
-  }
 
   // #region dispatch
   async admit(a: Attributes): Promise<void> {
-    if (isExemptAdmissionConfigurationResource(a)) return;
-    await this.source.ready;
+    const hooks = await this.hooksFor(a);
     const ctx = new ReinvokeContext();
-    await this.round(a, ctx, false);
+    await this.round(hooks, a, ctx, false);
     // Round two: only webhooks that ran before a later change, and still match.
-    if (ctx.shouldReinvoke && ctx.reinvoke.size > 0) await this.round(a, ctx, true);
+    if (ctx.shouldReinvoke && ctx.reinvoke.size > 0) await this.round(hooks, a, ctx, true);
   }
 
-  private async round(a: Attributes, ctx: ReinvokeContext, reinvoking: boolean): Promise<void> {
-    for (const w of this.source.webhooks()) {
+  private async round(
+    hooks: WebhookAccessor[],
+    a: Attributes,
+    ctx: ReinvokeContext,
+    reinvoking: boolean,
+  ): Promise<void> {
+    for (const w of hooks) {
       const invocation = await shouldCallHook(w, a, this.deps);
       if (!invocation) continue;
       if (reinvoking && !ctx.reinvoke.has(w.uid)) continue;
@@ -122,10 +113,7 @@ export class MutatingAdmissionWebhook implements MutationInterface {
     a: Attributes,
   ): Promise<boolean> {
     const result = await callHook(h, invocation, a, true, this.deps);
-    a.warnings?.push(...result.warnings);
-    for (const [k, v] of Object.entries(result.auditAnnotations)) {
-      if (a.annotations) a.annotations[`${h.name}/${k}`] = v;
-    }
+    recordResponse(h, result, a);
     if (!result.allowed) throw toStatusErr(h.name, result.result);
     if (result.patch.length === 0) return false;
     let ops: ReturnType<typeof decodePatch>;

@@ -14,8 +14,10 @@
  * - `webhooks()` lists the configurations sorted by name, each one's webhooks in their order;
  *   a webhook's uid is `<configuration>/<webhook>/<index>`, stable while the configuration is;
  * - `ready` resolves after the first list: before it, admission waits (upstream's WaitForReady);
- * - a watch that ends (compaction, a restart of storage) is replaced by a new list and watch;
- *   a list that fails ends the source (the server is closing).
+ *   it rejects if that list fails, so admission refuses rather than waits forever;
+ * - the list and watch are registry/store-informer.ts's, shared with the RBAC index and the
+ *   Node graph: a watch that ends (compaction, a restart of storage) is followed by a new list,
+ *   and what that list lacks is delivered as deleted.
  *
  * What upstream does differently: a shared informer (reflector, DeltaFIFO, indexer — chapter 4)
  * watches through the API server's own client, not the registry store directly.
@@ -27,6 +29,7 @@
 import type { MutatingWebhook, MutatingWebhookConfiguration } from "../../../api/admissionregistration.ts";
 import type { KubeObject } from "../../../api/meta.ts";
 import type { Store } from "../../registry/store.ts";
+import { StoreInformer } from "../../registry/store-informer.ts";
 
 /** One webhook with where it came from (upstream: WebhookAccessor). */
 export interface WebhookAccessor {
@@ -44,18 +47,24 @@ export interface HookSource {
 
 // #region source
 export class WebhookSource implements HookSource {
+  /** configuration name → the configuration as last seen. */
   private readonly configs = new Map<string, MutatingWebhookConfiguration>();
+  /** webhooks() of the current configs; dropped on every change, rebuilt on the next read. */
   private cached: WebhookAccessor[] | undefined = [];
-  private stopped = false;
-  private stopWatch: (() => void) | undefined;
+  private readonly informer: StoreInformer;
   readonly ready: Promise<void>;
 
-  constructor(private readonly store: Store) {
-    let markReady: () => void = () => {};
-    this.ready = new Promise<void>((resolve) => {
-      markReady = resolve;
+  constructor(store: Store) {
+    this.informer = new StoreInformer(store, {
+      add: (obj) => this.put(obj),
+      update: (_old, obj) => this.put(obj),
+      delete: (obj) => this.remove(obj),
     });
-    void this.run(markReady);
+    this.ready = this.informer.synced;
+    // Admission awaits `ready` and sees a failed first list; a server that closes before any
+    // request must not report it as an unhandled rejection.
+    this.ready.catch(() => {});
+    void this.informer.run();
   }
 
   /** Every webhook, configurations sorted by name (mergeMutatingWebhookConfigurations). */
@@ -74,36 +83,7 @@ export class WebhookSource implements HookSource {
   }
 
   stop(): void {
-    this.stopped = true;
-    this.stopWatch?.();
-  }
-
-  /** List, then watch from the list's revision; again whenever the watch ends. */
-  private async run(markReady: () => void): Promise<void> {
-    while (!this.stopped) {
-      let rv: string;
-      try {
-        const list = await this.store.list("", {});
-        this.configs.clear();
-        for (const item of list.items) this.put(item);
-        rv = list.resourceVersion;
-      } catch {
-        return; // the storage is closed: so is the server
-      }
-      markReady();
-      try {
-        const watch = await this.store.watch("", { resourceVersion: rv });
-        this.stopWatch = () => watch.stop();
-        for await (const event of watch) {
-          if (event.type === "ADDED" || event.type === "MODIFIED") this.put(event.object);
-          else if (event.type === "DELETED") this.remove(event.object);
-          else if (event.type === "ERROR") break;
-        }
-      } catch {
-        // The watch broke (too old a revision after compaction): list again.
-      }
-      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 100).unref());
-    }
+    this.informer.stop();
   }
 
   private put(obj: KubeObject): void {

@@ -19,37 +19,22 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/validating/plugin.go (PluginName, Plugin.Validate)
  * @chapter 03-api-security
  */
-import type { Attributes, Operation, ValidationInterface } from "../interfaces.ts";
+import type { Attributes, ValidationInterface } from "../interfaces.ts";
 import type { WebhookInvocation } from "./admissionreview.ts";
 import { ErrCallingWebhook, toStatusErr } from "./errors.ts";
-import { callHook, shouldCallHook, type WebhookDeps } from "./generic.ts";
-import { isExemptAdmissionConfigurationResource } from "./rules.ts";
-import type { HookSource, WebhookAccessor } from "./source.ts";
+import { callHook, recordResponse, shouldCallHook, Webhook } from "./generic.ts";
+import type { WebhookAccessor } from "./source.ts";
 
 export const ValidatingPluginName = "ValidatingAdmissionWebhook";
 
-export class ValidatingAdmissionWebhook implements ValidationInterface {
+/** The source, Handles and close are generic.ts's Webhook; this adds the validating dispatch. */
+export class ValidatingAdmissionWebhook extends Webhook implements ValidationInterface {
   readonly name = ValidatingPluginName;
-
-  constructor(
-    private readonly source: HookSource,
-    private readonly deps: WebhookDeps,
-  ) {}
-
-  handles(_op: Operation): boolean {
-    return true;
-  }
-
-  close(): void {
-    this.source.stop();
-  }
 
   // #region dispatch
   async validate(a: Attributes): Promise<void> {
-    if (isExemptAdmissionConfigurationResource(a)) return;
-    await this.source.ready;
     const relevant: { w: WebhookAccessor; invocation: WebhookInvocation }[] = [];
-    for (const w of this.source.webhooks()) {
+    for (const w of await this.hooksFor(a)) {
       const invocation = await shouldCallHook(w, a, this.deps);
       if (invocation) relevant.push({ w, invocation });
     }
@@ -68,10 +53,7 @@ export class ValidatingAdmissionWebhook implements ValidationInterface {
     const h = w.hook;
     try {
       const result = await callHook(h, invocation, a, false, this.deps);
-      a.warnings?.push(...result.warnings);
-      for (const [k, v] of Object.entries(result.auditAnnotations)) {
-        if (a.annotations) a.annotations[`${h.name}/${k}`] = v;
-      }
+      recordResponse(h, result, a);
       return result.allowed ? undefined : toStatusErr(h.name, result.result);
     } catch (e) {
       if (e instanceof ErrCallingWebhook) return h.failurePolicy === "Ignore" ? undefined : e.toStatusError();

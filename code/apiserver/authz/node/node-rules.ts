@@ -9,6 +9,9 @@
  * no RoleBinding for its kubelets and an admin cannot widen them by accident.
  *
  * Invariants:
+ * - the same list is the `system:node` ClusterRole (rbac/bootstrap-policy.ts), as upstream
+ *   builds both from NodeRules(); rbac/bootstrap-policy.test.ts checks it rule by rule against
+ *   upstream's golden file (bootstrappolicy/testdata/cluster-roles.yaml);
  * - v1.32 with its default feature gates (DynamicResourceAllocation and ClusterTrustBundle off,
  *   so no resourceclaims/resourceslices/clustertrustbundles rules);
  * - secrets, configmaps, PVs, PVCs, pods, nodes, leases, serviceaccounts/token and CSINodes

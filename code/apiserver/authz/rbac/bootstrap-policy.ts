@@ -17,13 +17,18 @@
  * - admin, edit and view have no rules of their own: they aggregate the roles labelled
  *   `rbac.authorization.k8s.io/aggregate-to-<name>: "true"` (view is itself labelled
  *   aggregate-to-edit, edit aggregate-to-admin, so each includes the one below);
- * - the rule data is upstream's v1.32 data for these roles, written out here; upstream has
- *   ~60 more roles (system:controller:*, system:node-proxier, …) not listed.
+ * - the rule data is upstream's v1.32 data for these roles, written out here and checked
+ *   against a transcription of upstream's golden file in bootstrap-policy.test.ts; system:node
+ *   is NodeRules() (node/node-rules.ts), shared with the Node authorizer as upstream shares it;
+ *   the controllers' roles are in controller-policy.ts; upstream has ~20 more roles
+ *   (system:node-proxier, system:kube-dns, the CSR approvers, …) not listed.
  *
- * @upstream kubernetes/kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles, ClusterRoleBindings, Read, ReadWrite, eventsRule)
+ * @upstream kubernetes/kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles, ClusterRoleBindings, NodeRules, Read, ReadWrite, eventsRule)
+ * @upstream kubernetes/kubernetes plugin/pkg/auth/authorizer/rbac/bootstrappolicy/testdata/cluster-roles.yaml (the golden output the test mirrors)
  * @chapter 03-api-security
  */
-import type { ClusterRole, ClusterRoleBinding, PolicyRule } from "../../../api/rbac.ts";
+import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "../../../api/rbac.ts";
+import { nodeRules } from "../node/node-rules.ts";
 
 const legacy = "";
 const apps = "apps";
@@ -31,13 +36,11 @@ const authentication = "authentication.k8s.io";
 const authorization = "authorization.k8s.io";
 const autoscaling = "autoscaling";
 const batch = "batch";
-const certificates = "certificates.k8s.io";
 const coordination = "coordination.k8s.io";
 const discovery = "discovery.k8s.io";
 const events = "events.k8s.io";
 const extensions = "extensions";
 const networking = "networking.k8s.io";
-const node = "node.k8s.io";
 const policy = "policy";
 const rbacGroup = "rbac.authorization.k8s.io";
 const storage = "storage.k8s.io";
@@ -47,18 +50,18 @@ const Write = ["create", "update", "patch", "delete", "deletecollection"];
 const ReadWrite = [...Read, ...Write];
 
 /** rbacv1helpers.NewRule(verbs).Groups(…).Resources(…)[.Names(…)] */
-const rule = (verbs: string[], groups: string[], resources: string[], names?: string[]): PolicyRule =>
+export const rule = (verbs: string[], groups: string[], resources: string[], names?: string[]): PolicyRule =>
   names
     ? { verbs, apiGroups: groups, resources, resourceNames: names }
     : { verbs, apiGroups: groups, resources };
 const urls = (verbs: string[], nonResourceURLs: string[]): PolicyRule => ({ verbs, nonResourceURLs });
 
-const eventsRule = rule(["create", "update", "patch"], [legacy, events], ["events"]);
+export const eventsRule = rule(["create", "update", "patch"], [legacy, events], ["events"]);
 
 export const autoupdateAnnotation = "rbac.authorization.kubernetes.io/autoupdate";
 const aggregateTo = (name: string) => `rbac.authorization.k8s.io/aggregate-to-${name}`;
 
-function clusterRole(
+export function clusterRole(
   name: string,
   rules: PolicyRule[],
   extra: Partial<ClusterRole> = {},
@@ -288,8 +291,7 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       rule(["create"], [coordination], ["leases"]),
       rule(["get", "update"], [coordination], ["leases"], ["kube-scheduler"]),
       rule(Read, [legacy], ["nodes"]),
-      rule(Read, [legacy], ["pods"]),
-      rule(["delete"], [legacy], ["pods"]), // preemption
+      rule([...Read, "delete"], [legacy], ["pods"]), // delete: preemption
       rule(["create"], [legacy], ["pods/binding", "bindings"]),
       rule(["patch", "update"], [legacy], ["pods/status"]),
       rule(Read, [legacy], ["replicationcontrollers", "services"]),
@@ -311,7 +313,8 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       // The service-account credentials it mints for its controllers.
       rule(["create"], [legacy], ["secrets", "serviceaccounts"]),
       rule(["delete"], [legacy], ["secrets"]),
-      rule(["get"], [legacy], ["namespaces", "secrets", "serviceaccounts"]),
+      // configmaps: the extension-apiserver-authentication ConfigMap it reads at start.
+      rule(["get"], [legacy], ["configmaps", "namespaces", "secrets", "serviceaccounts"]),
       rule(["update"], [legacy], ["secrets", "serviceaccounts"]),
       rule(["create"], [authentication], ["tokenreviews"]),
       rule(["create"], [authorization], ["subjectaccessreviews"]),
@@ -319,40 +322,25 @@ export function bootstrapClusterRoles(): ClusterRole[] {
       rule(["list", "watch"], ["*"], ["*"]),
       rule(["create"], [legacy], ["serviceaccounts/token"]),
     ]),
-    clusterRole("system:node", [
-      rule(["create"], [authentication], ["tokenreviews"]),
-      rule(["create"], [authorization], ["subjectaccessreviews", "localsubjectaccessreviews"]),
-      rule(Read, [legacy], ["services"]),
-      rule(["create", "get", "list", "watch"], [legacy], ["nodes"]),
-      rule(["update", "patch"], [legacy], ["nodes/status"]),
-      rule(["update", "patch"], [legacy], ["nodes"]),
-      eventsRule,
-      rule(Read, [legacy], ["pods"]),
-      rule(["create", "delete"], [legacy], ["pods"]),
-      rule(["update", "patch"], [legacy], ["pods/status"]),
-      rule(["create"], [legacy], ["pods/eviction"]),
-      rule(["get"], [legacy], ["secrets", "configmaps"]),
-      rule(["get"], [legacy], ["persistentvolumeclaims", "persistentvolumes"]),
-      rule(["get"], [legacy], ["endpoints"]),
-      rule(["create", "get", "list", "watch"], [certificates], ["certificatesigningrequests"]),
-      rule(["get", "create", "update", "patch", "delete"], [coordination], ["leases"]),
-      rule(["get"], [storage], ["volumeattachments"]),
-      rule(["create"], [legacy], ["serviceaccounts/token"]),
-      rule(["update", "patch"], [legacy], ["persistentvolumeclaims/status"]),
-      rule(["get"], [storage], ["csidrivers"]),
-      rule(["get", "create", "update", "patch", "delete"], [storage], ["csinodes"]),
-      rule(Read, [node], ["runtimeclasses"]),
-    ]),
+    // The kubelets' role; bound to no one (see the bindings) — the Node authorizer applies
+    // these same rules itself, so both read them from one place.
+    clusterRole("system:node", nodeRules()),
   ];
 }
 // #endregion cluster-roles
 
 // #region cluster-role-bindings
-type Subj = { kind: "User" | "Group"; name: string };
-const user = (name: string): Subj => ({ kind: "User", name });
-const group = (name: string): Subj => ({ kind: "Group", name });
+const user = (name: string): Subject => ({ kind: "User", apiGroup: rbacGroup, name });
+const group = (name: string): Subject => ({ kind: "Group", apiGroup: rbacGroup, name });
+/** A ServiceAccount subject has no apiGroup (rbacv1helpers' SAs()). */
+export const serviceAccount = (namespace: string, name: string): Subject => ({
+  kind: "ServiceAccount",
+  name,
+  namespace,
+});
 
-function binding(role: string, ...subjects: Subj[]): ClusterRoleBinding {
+/** rbacv1helpers.NewClusterBinding(role).Users/Groups/SAs(…): the binding is named after its role. */
+export function binding(role: string, ...subjects: Subject[]): ClusterRoleBinding {
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRoleBinding",
@@ -362,7 +350,7 @@ function binding(role: string, ...subjects: Subj[]): ClusterRoleBinding {
       annotations: { [autoupdateAnnotation]: "true" },
     },
     roleRef: { apiGroup: rbacGroup, kind: "ClusterRole", name: role },
-    ...(subjects.length ? { subjects: subjects.map((s) => ({ ...s, apiGroup: rbacGroup })) } : {}),
+    ...(subjects.length ? { subjects } : {}),
   };
 }
 

@@ -31,6 +31,7 @@ import {
   bootstrapClusterRoleBindings,
   bootstrapClusterRoles,
 } from "./bootstrap-policy.ts";
+import { controllerRoleBindings, controllerRoles } from "./controller-policy.ts";
 import { covers } from "./policy-comparator.ts";
 
 export type ReconcileOperation = "none" | "create" | "update" | "recreate";
@@ -116,10 +117,13 @@ async function getOrUndefined(store: Store, name: string): Promise<KubeObject | 
 }
 
 // #region ensure-rbac-policy
-/** EnsureRBACPolicy: every bootstrap ClusterRole, then every ClusterRoleBinding, reconciled. */
+/**
+ * EnsureRBACPolicy: every bootstrap ClusterRole, then every ClusterRoleBinding, reconciled;
+ * the controllers' roles come after policy.go's, as storage_rbac.go appends them.
+ */
 export async function ensureRBACPolicy(clusterRoles: Store, clusterRoleBindings: Store): Promise<string[]> {
   const log: string[] = [];
-  for (const expected of bootstrapClusterRoles()) {
+  for (const expected of [...bootstrapClusterRoles(), ...controllerRoles()]) {
     const name = expected.metadata.name as string;
     const existing = await getOrUndefined(clusterRoles, name);
     if (!existing) {
@@ -136,7 +140,7 @@ export async function ensureRBACPolicy(clusterRoles: Store, clusterRoleBindings:
     await clusterRoles.update("", name, () => r.role);
     log.push(`updated clusterrole.rbac.authorization.k8s.io/${name}`);
   }
-  for (const expected of bootstrapClusterRoleBindings()) {
+  for (const expected of [...bootstrapClusterRoleBindings(), ...controllerRoleBindings()]) {
     const name = expected.metadata.name as string;
     const existing = await getOrUndefined(clusterRoleBindings, name);
     if (!existing) {
