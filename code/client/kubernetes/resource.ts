@@ -62,34 +62,34 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
     readonly namespace = "",
   ) {}
 
-  get(name: string, opts: GetOptions & CallOptions = {}): Promise<T> {
+  async get(name: string, opts: GetOptions & CallOptions = {}): Promise<T> {
     const { signal, ...params } = opts;
     return this.request("GET").name(name).params(params).do<T>(signal);
   }
 
-  list(opts: ListOptions & CallOptions = {}): Promise<KubeList<T>> {
+  async list(opts: ListOptions & CallOptions = {}): Promise<KubeList<T>> {
     const { signal, ...params } = opts;
     return this.request("GET").params(params).do<KubeList<T>>(signal);
   }
 
   /** Starts a watch; `stop()` it when done. */
-  watch(opts: ListOptions & CallOptions = {}): Promise<Watch<T>> {
+  async watch(opts: ListOptions & CallOptions = {}): Promise<Watch<T>> {
     const { signal, ...params } = opts;
     return this.request("GET").params(params).watch<T>(signal);
   }
 
-  create(obj: T, opts: CreateOptions & CallOptions = {}): Promise<T> {
+  async create(obj: T, opts: CreateOptions & CallOptions = {}): Promise<T> {
     const { signal, ...params } = opts;
     return this.request("POST").params(params).body(obj).do<T>(signal);
   }
 
-  update(obj: T, opts: UpdateOptions & CallOptions = {}): Promise<T> {
+  async update(obj: T, opts: UpdateOptions & CallOptions = {}): Promise<T> {
     const { signal, ...params } = opts;
     return this.request("PUT").name(nameOf(obj)).params(params).body(obj).do<T>(signal);
   }
 
   /** PUT to the `status` subresource: only the status is written; the spec is ignored. */
-  updateStatus(obj: T, opts: UpdateOptions & CallOptions = {}): Promise<T> {
+  async updateStatus(obj: T, opts: UpdateOptions & CallOptions = {}): Promise<T> {
     const { signal, ...params } = opts;
     return this.request("PUT").name(nameOf(obj)).subResource("status").params(params).body(obj).do<T>(signal);
   }
@@ -98,7 +98,7 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
    * A patch of `name` (or of its subresource: `patch(name, MergePatchType, {...}, {}, "status")`).
    * `data` is an object (sent as JSON) or the patch text.
    */
-  patch(
+  async patch(
     name: string,
     pt: PatchType,
     data: unknown,
@@ -118,12 +118,12 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   }
 
   /** Deletes `name`; resolves with what the server answered (the object while finalizers hold it, or a Status). */
-  delete(name: string, opts: DeleteOptions & CallOptions = {}): Promise<T | Status> {
+  async delete(name: string, opts: DeleteOptions & CallOptions = {}): Promise<T | Status> {
     const { signal, ...body } = opts;
     return this.request("DELETE").name(name).body(body).do<T | Status>(signal);
   }
 
-  deleteCollection(
+  async deleteCollection(
     opts: DeleteOptions & CallOptions = {},
     listOpts: ListOptions = {},
   ): Promise<KubeList<T> | Status> {
@@ -132,12 +132,12 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   }
 
   /** GET a subresource (`scale`). */
-  getSubresource<S = unknown>(name: string, subresource: string, opts: CallOptions = {}): Promise<S> {
+  async getSubresource<S = unknown>(name: string, subresource: string, opts: CallOptions = {}): Promise<S> {
     return this.request("GET").name(name).subResource(subresource).do<S>(opts.signal);
   }
 
   /** POST to a subresource (`binding`, `eviction`, `token`). */
-  createSubresource<S = unknown>(
+  async createSubresource<S = unknown>(
     name: string,
     subresource: string,
     body: unknown,

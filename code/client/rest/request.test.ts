@@ -340,6 +340,21 @@ describe("watch", () => {
     await waitUntil("the server to see the close", () => closed);
   });
 
+  it("stops when the caller's signal aborts after the watch started", async () => {
+    const srv = await serve((_req, res) => {
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.write(`${event("ADDED", "a")}\n`);
+    });
+    const ac = new AbortController();
+    const w = await client(srv.url).c.get().resource("pods").watch(ac.signal);
+    const seen: string[] = [];
+    for await (const e of w) {
+      seen.push(e.type);
+      ac.abort();
+    }
+    expect(seen).toEqual(["ADDED"]);
+  });
+
   it("fails to start with the StatusError of a non-200 answer", async () => {
     const srv = await serve((_req, res) =>
       json(res, 403, {

@@ -213,11 +213,7 @@ export class Request {
   /** Starts a watch (`?watch=true` is added): resolves once the server answered 200. */
   async watch<T extends KubeObject = KubeObject>(signal?: AbortSignal): Promise<Watch<T>> {
     this.query.set("watch", "true");
-    const connection = new AbortController();
-    const onAbort = () => connection.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    const deadline = this.deadline(connection.signal);
+    const deadline = this.deadline(signal);
     const retry = new WithRetry(this.retries, retryableForWatch);
     try {
       for (;;) {
@@ -230,13 +226,10 @@ export class Request {
           outcome = { error: e as Error };
         }
         if (res && res.statusCode === 200) {
-          deadline.release(); // the watch lives as long as the server (or stop()) says
+          // From here the watch lives as long as the server, stop() or the caller's signal says.
+          deadline.release();
           this.warnings(res);
-          return new StreamWatcher<T>(res, () => {
-            signal?.removeEventListener("abort", onAbort);
-            connection.abort();
-            res.destroy();
-          });
+          return this.streamWatcher<T>(res, signal);
         }
         const body = res ? await readAll(res).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
         const wait = deadline.signal.aborted ? undefined : retry.isNextRetry(outcome);
@@ -253,11 +246,22 @@ export class Request {
           `watch ${this.url()}: got status ${outcome.statusCode}`,
         );
       }
-    } catch (e) {
-      signal?.removeEventListener("abort", onAbort);
+    } finally {
       deadline.release();
-      throw e;
     }
+  }
+
+  /** The open stream as a Watch; the caller's signal, if it aborts later, stops it. */
+  private streamWatcher<T extends KubeObject>(res: IncomingMessage, signal?: AbortSignal): Watch<T> {
+    const onAbort = () => watcher.stop();
+    const watcher = new StreamWatcher<T>(
+      res,
+      () => res.destroy(),
+      () => signal?.removeEventListener("abort", onAbort),
+    );
+    if (signal?.aborted) watcher.stop();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    return watcher;
   }
   // #endregion watch
 

@@ -105,6 +105,8 @@ export class StreamWatcher<T extends KubeObject = KubeObject> implements Watch<T
     private readonly res: IncomingMessage,
     /** Aborts the HTTP request (closes the connection). */
     private readonly abort: () => void,
+    /** Called once when the watch is over, however it ended. */
+    private readonly onDone: () => void = () => {},
   ) {
     res.on("data", (chunk: Buffer) => this.receive(chunk));
     // The server ended the stream, or the connection broke: either way the watch is over.
@@ -166,6 +168,7 @@ export class StreamWatcher<T extends KubeObject = KubeObject> implements Watch<T
   }
 
   private finish(): void {
+    if (!this.done) this.onDone();
     this.done = true;
     this.notify();
   }

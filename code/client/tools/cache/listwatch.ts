@@ -55,13 +55,14 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
 // #region list-watch-from-client
 /** What newListWatchFromClient needs of a client: a GET request builder (client-go's cache.Getter). */
 export interface Getter {
-  get(): {
-    namespace(ns: string): ReturnType<Getter["get"]>;
-    resource(resource: string): ReturnType<Getter["get"]>;
-    params(options: object): ReturnType<Getter["get"]>;
-    do<R>(signal?: AbortSignal): Promise<R>;
-    watch<R extends KubeObject>(signal?: AbortSignal): Promise<Watch<R>>;
-  };
+  get(): GetRequest;
+}
+export interface GetRequest {
+  namespace(ns: string): GetRequest;
+  resource(resource: string): GetRequest;
+  params(options: object): GetRequest;
+  do<R>(signal?: AbortSignal): Promise<R>;
+  watch<R extends KubeObject>(signal?: AbortSignal): Promise<Watch<R>>;
 }
 
 /**
