@@ -6,6 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pod } from "../../api/core.ts";
 import type { KubeObject, WatchEvent } from "../../api/meta.ts";
@@ -194,6 +195,23 @@ describe("Clientset against the API server over HTTPS with the PKI's client cert
       target: { apiVersion: "v1", kind: "Node", name: "node-1" },
     } as never);
     expect((await pods.get("to-bind")).spec.nodeName).toBe("node-1");
+  });
+
+  it("sees what @kubernetes/client-node sees with the same kubeconfig (same user, same objects)", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfigOf("admin"));
+    const theirs = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: "paging" });
+    const ours = await admin.coreV1.pods("paging").list();
+    expect(ours.items.map((p) => [p.metadata.name, p.metadata.resourceVersion])).toEqual(
+      theirs.items.map((p) => [p.metadata?.name, p.metadata?.resourceVersion]),
+    );
+    const review = { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", metadata: {} };
+    const whoami = await admin
+      .resource({ group: "authentication.k8s.io", version: "v1", resource: "selfsubjectreviews" })
+      .create(review as never);
+    expect(
+      (whoami as unknown as { status: { userInfo: { username: string } } }).status.userInfo.username,
+    ).toBe(kc.getCurrentUser()?.name === "kubernetes-admin" ? "kubernetes-admin" : kc.getCurrentUser()?.name);
   });
 
   it("surfaces 404, 409 and 403 as StatusErrors with the server's reason and message", async () => {
