@@ -131,6 +131,22 @@ describe("retries", () => {
     expect(waits).toEqual([3000, 3000]);
   });
 
+  it("takes a token from the rate limiter again before each retry", async () => {
+    const clock = new FakeClock();
+    const srv = await serve((_req, res, n) =>
+      n === 1 ? json(res, 429, {}, { "Retry-After": "0" }) : json(res, 200, okPod),
+    );
+    const { c, waits } = client(srv.url, { clock, qps: 5, burst: 1 });
+    const p = c.get().resource("pods").do();
+    await waitUntil("the 429", () => srv.requests() === 1 && waits.length === 1);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(srv.requests()).toBe(1); // the retry waits for the next token, 200 ms away
+    expect(clock.nextDue()).toBe(200);
+    clock.step(200);
+    await p;
+    expect(srv.requests()).toBe(2);
+  });
+
   it("resends the same body on a retried POST", async () => {
     const srv = await serve((_req, res, n) =>
       n === 1

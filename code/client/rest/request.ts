@@ -184,6 +184,7 @@ export class Request {
         let outcome: Attempt;
         let res: IncomingMessage | undefined;
         let body: Buffer = Buffer.alloc(0);
+        // 2. Send, and read the whole answer.
         try {
           res = await this.send(deadline.signal);
           body = await readAll(res);
