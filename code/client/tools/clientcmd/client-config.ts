@@ -203,7 +203,7 @@ function withoutEmpty<T extends object>(o: T): Partial<T> {
  * NewNonInteractiveDeferredLoadingClientConfig, eagerly: load the rules' files, apply the
  * overrides. What kubectl and every component do with `--kubeconfig`, `--context`, `-n`.
  */
-export function newClientConfig(
+export function newNonInteractiveDeferredLoadingClientConfig(
   rules: ClientConfigLoadingRules = newDefaultClientConfigLoadingRules(),
   overrides: ConfigOverrides = {},
 ): DirectClientConfig {
@@ -219,6 +219,9 @@ export function buildConfigFromFlags(masterUrl: string, kubeconfigPath: string, 
   const rules = kubeconfigPath
     ? { explicitPath: kubeconfigPath, precedence: [] }
     : newDefaultClientConfigLoadingRules(env);
-  return newClientConfig(rules, masterUrl ? { clusterInfo: { server: masterUrl } } : {}).clientConfig();
+  return newNonInteractiveDeferredLoadingClientConfig(
+    rules,
+    masterUrl ? { clusterInfo: { server: masterUrl } } : {},
+  ).clientConfig();
 }
 // #endregion deferred-loading

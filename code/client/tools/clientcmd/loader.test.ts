@@ -11,7 +11,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithTools } from "../../../../scripts/external-tools.ts";
 import { KubeconfigError, loadConfig } from "./api.ts";
-import { buildConfigFromFlags, newClientConfig } from "./client-config.ts";
+import { buildConfigFromFlags, newNonInteractiveDeferredLoadingClientConfig } from "./client-config.ts";
 import { load, newDefaultClientConfigLoadingRules } from "./loader.ts";
 
 const b64 = (s: string) => Buffer.from(s).toString("base64");
@@ -142,7 +142,7 @@ describe("merging KUBECONFIG's files", () => {
   });
 
   it("uses a later file's current-context when earlier files set none", () => {
-    const cc = newClientConfig(
+    const cc = newNonInteractiveDeferredLoadingClientConfig(
       newDefaultClientConfigLoadingRules(kubeconfigEnv(at("g.yaml"), at("b", "config"))),
     );
     expect(cc.contextName()).toBe("b-ctx");
@@ -159,7 +159,7 @@ describe("ClientConfig: context → rest.Config", () => {
   const env = () => kubeconfigEnv(at("a", "config"), at("b", "config"));
 
   it("builds host, TLS files and namespace from the current context", () => {
-    const cc = newClientConfig(newDefaultClientConfigLoadingRules(env()));
+    const cc = newNonInteractiveDeferredLoadingClientConfig(newDefaultClientConfigLoadingRules(env()));
     expect(cc.clientConfig()).toEqual({
       host: "https://alpha.example:6443",
       tlsClientConfig: {
@@ -177,7 +177,7 @@ describe("ClientConfig: context → rest.Config", () => {
   });
 
   it("follows --context and --namespace, reading the user's tokenFile", () => {
-    const cc = newClientConfig(newDefaultClientConfigLoadingRules(env()), {
+    const cc = newNonInteractiveDeferredLoadingClientConfig(newDefaultClientConfigLoadingRules(env()), {
       currentContext: "b-ctx",
       context: { namespace: "override" },
       timeout: 5000,
@@ -190,17 +190,25 @@ describe("ClientConfig: context → rest.Config", () => {
     expect(config.timeout).toBe(5000);
     expect(cc.namespace()).toBe("override");
     expect(
-      newClientConfig(newDefaultClientConfigLoadingRules(env()), { currentContext: "b-ctx" }).namespace(),
+      newNonInteractiveDeferredLoadingClientConfig(newDefaultClientConfigLoadingRules(env()), {
+        currentContext: "b-ctx",
+      }).namespace(),
     ).toBe("default");
   });
 
   it("sends no credentials to a plain-HTTP server", () => {
-    const cc = newClientConfig({ explicitPath: at("g.yaml"), precedence: [] }, { currentContext: "g-ctx" });
+    const cc = newNonInteractiveDeferredLoadingClientConfig(
+      { explicitPath: at("g.yaml"), precedence: [] },
+      { currentContext: "g-ctx" },
+    );
     expect(cc.clientConfig()).toEqual({ host: "http://127.0.0.1:8080" });
   });
 
   it("--kubeconfig overrides KUBECONFIG; --server overrides the cluster's", () => {
-    const cc = newClientConfig({ explicitPath: at("b", "config"), precedence: [at("a", "config")] });
+    const cc = newNonInteractiveDeferredLoadingClientConfig({
+      explicitPath: at("b", "config"),
+      precedence: [at("a", "config")],
+    });
     expect(cc.contextName()).toBe("b-ctx");
     expect(buildConfigFromFlags("https://elsewhere:1", at("b", "config")).host).toBe("https://elsewhere:1");
   });
@@ -210,7 +218,9 @@ describe("errors name the file, the missing name and what exists", () => {
   const rules = () => newDefaultClientConfigLoadingRules(kubeconfigEnv(at("a", "config"), at("b", "config")));
 
   it("for an unknown context", () => {
-    expect(() => newClientConfig(rules(), { currentContext: "x" }).clientConfig()).toThrow(
+    expect(() =>
+      newNonInteractiveDeferredLoadingClientConfig(rules(), { currentContext: "x" }).clientConfig(),
+    ).toThrow(
       new KubeconfigError(
         `context "x" not found in ${at("a", "config")}, ${at("b", "config")}: available: a-ctx, shared-ctx, b-ctx`,
       ),
@@ -259,9 +269,12 @@ describe("the same files through @kubernetes/client-node's KubeConfig", () => {
     }
     for (const context of ["a-ctx", "g-ctx"]) {
       kc.setCurrentContext(context);
-      const ours = newClientConfig(newDefaultClientConfigLoadingRules(kubeconfigEnv(...files)), {
-        currentContext: context === "a-ctx" ? "" : context,
-      });
+      const ours = newNonInteractiveDeferredLoadingClientConfig(
+        newDefaultClientConfigLoadingRules(kubeconfigEnv(...files)),
+        {
+          currentContext: context === "a-ctx" ? "" : context,
+        },
+      );
       const config = ours.clientConfig();
       expect(config.host).toBe(kc.getCurrentCluster()?.server);
       expect(config.tlsClientConfig?.caFile).toBe(kc.getCurrentCluster()?.caFile);
@@ -292,9 +305,12 @@ describeWithTools("the same files through kubectl config view --minify", ["kubec
     const resolved = (p: string | undefined) => (p ? resolve(at(origin), p) : undefined);
     const files = [at("a", "config"), at("missing"), at("b", "config")];
     const k = await view(files, args);
-    const ours = newClientConfig(newDefaultClientConfigLoadingRules(kubeconfigEnv(...files)), {
-      currentContext: context,
-    });
+    const ours = newNonInteractiveDeferredLoadingClientConfig(
+      newDefaultClientConfigLoadingRules(kubeconfigEnv(...files)),
+      {
+        currentContext: context,
+      },
+    );
     expect(ours.contextName()).toBe(k["current-context"]);
     const kCluster = k.clusters[0].cluster;
     const kUser = k.users[0].user;
