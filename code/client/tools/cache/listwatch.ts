@@ -51,3 +51,52 @@ export interface ListerWatcher<T extends KubeObject = KubeObject> {
   watch(opts: ListOptions): Promise<Watch<T>>;
 }
 // #endregion watch-interface
+
+// #region list-watch-from-client
+/** What newListWatchFromClient needs of a client: a GET request builder (client-go's cache.Getter). */
+export interface Getter {
+  get(): GetRequest;
+}
+export interface GetRequest {
+  namespace(ns: string): GetRequest;
+  resource(resource: string): GetRequest;
+  params(options: object): GetRequest;
+  do<R>(signal?: AbortSignal): Promise<R>;
+  watch<R extends KubeObject>(signal?: AbortSignal): Promise<Watch<R>>;
+}
+
+/**
+ * NewFilteredListWatchFromClient: a ListerWatcher for one resource (in one namespace, `""` for all
+ * or for a cluster-scoped resource) over a RESTClient; `optionsModifier` sets a selector on every
+ * list and watch (the scheduler's `spec.nodeName=` field selector, a kubelet's own node).
+ */
+export function newFilteredListWatchFromClient<T extends KubeObject = KubeObject>(
+  client: Getter,
+  resource: string,
+  namespace: string,
+  optionsModifier: (options: ListOptions) => ListOptions = (o) => o,
+): ListerWatcher<T> {
+  const request = (opts: ListOptions) =>
+    client
+      .get()
+      .namespace(namespace)
+      .resource(resource)
+      .params(optionsModifier({ ...opts }));
+  return {
+    list: (opts) => request(opts).do<KubeList<T>>(),
+    watch: (opts) => request(opts).watch<T>(),
+  };
+}
+
+/** NewListWatchFromClient: the same, with an optional field selector on every call. */
+export function newListWatchFromClient<T extends KubeObject = KubeObject>(
+  client: Getter,
+  resource: string,
+  namespace: string,
+  options: { fieldSelector?: string } = {},
+): ListerWatcher<T> {
+  return newFilteredListWatchFromClient<T>(client, resource, namespace, (o) =>
+    options.fieldSelector ? { ...o, fieldSelector: options.fieldSelector } : o,
+  );
+}
+// #endregion list-watch-from-client
