@@ -151,6 +151,7 @@ export async function waitForCacheSyncWithClock(
     // Let queued work (the pop loop, the handlers) run before looking again, then wait a poll period.
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (hasSynced.every((f) => f())) return true;
+    if (signal?.aborted) return false;
     await new Promise<void>((resolve) => {
       const t = clock.afterFunc(syncedPollPeriodMs, resolve);
       signal?.addEventListener(

@@ -70,6 +70,17 @@ export function isExpiredError(err: unknown): boolean {
 }
 // #endregion expired
 
+/** Resolves to the promise's value, or to `stopRequested` as soon as `signal` aborts. */
+function untilAborted<V>(p: Promise<V>, signal: AbortSignal): Promise<V | typeof stopRequested> {
+  if (signal.aborted) return Promise.resolve(stopRequested);
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<typeof stopRequested>((resolve) => {
+    onAbort = () => resolve(stopRequested);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([p, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
 /** A watch call that failed before it started and is worth retrying after a backoff. */
 function isWatchErrorRetriable(err: unknown): boolean {
   // Code 0: no answer at all (connection refused or reset) — newStatusError's convention.
@@ -166,16 +177,16 @@ export class Reflector<T extends KubeObject = KubeObject> {
       // limits anyway; asking for pages would only force it to etcd.
       pager.pageSize = 0;
     }
-    let result: Awaited<ReturnType<typeof pager.list>>;
-    try {
-      result = await pager.list({ resourceVersion });
-    } catch (err) {
+    // A list can take long (or hang on a dead server); a stop must not wait for it.
+    const listing = pager.list({ resourceVersion }).catch((err) => {
       if (!isExpiredError(err)) throw err;
       // Our resourceVersion is too old to list at: list the newest state instead.
       this.isLastSyncResourceVersionUnavailable = true;
-      result = await pager.list({ resourceVersion: this.relistResourceVersion() });
-    }
-    if (signal.aborted) return;
+      return pager.list({ resourceVersion: this.relistResourceVersion() });
+    });
+    listing.catch(() => {}); // an abandoned list's failure is nobody's business
+    const result = await untilAborted(listing, signal);
+    if (result === stopRequested || signal.aborted) return;
     if (resourceVersion === "0" && result.paginated) this.paginatedResult = true;
     this.isLastSyncResourceVersionUnavailable = false;
     const rv = result.list.metadata.resourceVersion ?? "";
@@ -193,11 +204,18 @@ export class Reflector<T extends KubeObject = KubeObject> {
       const timeoutSeconds = Math.floor((this.minWatchTimeoutMs / 1000) * (this.random() + 1));
       let w: Watch<T>;
       try {
-        w = await this.lw.watch({
+        const opening = this.lw.watch({
           resourceVersion: this.lastSyncRV,
           timeoutSeconds,
           allowWatchBookmarks: true,
         });
+        const opened = await untilAborted(opening, signal);
+        if (opened === stopRequested) {
+          // Close it if it opens after all.
+          opening.then((late) => late.stop()).catch(() => {});
+          return;
+        }
+        w = opened;
       } catch (err) {
         if (isWatchErrorRetriable(err)) {
           await sleep(this.clock, this.backoff.next(), signal);
