@@ -169,7 +169,6 @@ class ProcessorListener<T> implements ResourceEventHandlerRegistration {
 }
 // #endregion listener
 
-// #region processor
 /** The handlers and which of them are due for a resync right now (sharedProcessor). */
 class SharedProcessor<T> {
   readonly listeners = new Map<ProcessorListener<T>, boolean>();
@@ -227,7 +226,6 @@ class SharedProcessor<T> {
     }
   }
 }
-// #endregion processor
 
 export interface SharedIndexInformerOptions<T> {
   /** The resync period of handlers added without one, and the first resync check period. */
