@@ -19,6 +19,7 @@
  *   compaction answers 410 Expired, as the API server does after etcd compacts;
  * - a list page is served from the snapshot at the first page's resourceVersion, so paging is
  *   consistent even while writes continue (as the API server's continue tokens are);
+ * - with a clock, a watch ends cleanly after its `timeoutSeconds`, as the server's timeout does;
  * - objects go in and come out as copies: a test or a cache mutating one cannot change another.
  *
  * What upstream's fake does differently: it ignores list options and never answers 410; label
@@ -32,6 +33,7 @@ import type { KubeList, KubeObject, Status, WatchEvent } from "../../api/meta.ts
 import { StatusError } from "../errors.ts";
 import type { ListerWatcher, ListOptions, Watch } from "../tools/cache/listwatch.ts";
 import { metaNamespaceKeyFunc } from "../tools/cache/store.ts";
+import type { Clock, Timer } from "../util/clock.ts";
 
 interface Change<T> {
   rv: number;
@@ -65,6 +67,8 @@ class FakeWatch<T extends KubeObject> implements Watch<T> {
   private buffer: WatchEvent<T>[] = [];
   private ended = false;
   private wake?: () => void;
+  /** The server-side timeout's timer, if the source has a clock. */
+  deadline?: Timer;
 
   constructor(
     readonly opts: ListOptions,
@@ -79,6 +83,7 @@ class FakeWatch<T extends KubeObject> implements Watch<T> {
 
   /** Ends the stream: events already buffered are still delivered, then the iteration ends. */
   end(): void {
+    this.deadline?.stop();
     this.ended = true;
     this.onStop(this);
     this.wake?.();
@@ -115,6 +120,8 @@ export interface FakeControllerSourceOptions {
   /** The kind and apiVersion stamped on lists and bookmarks. */
   kind?: string;
   apiVersion?: string;
+  /** With a clock, a watch ends after its timeoutSeconds, as the API server ends it. */
+  clock?: Clock;
 }
 
 export class FakeControllerSource<T extends KubeObject = KubeObject> implements ListerWatcher<T> {
@@ -305,6 +312,9 @@ export class FakeControllerSource<T extends KubeObject = KubeObject> implements 
       for (const c of this.log) if (c.rv > rv) w.push({ type: c.type, object: clone(c.obj) });
     }
     this.watches.add(w);
+    if (this.opts.clock && opts.timeoutSeconds) {
+      w.deadline = this.opts.clock.afterFunc(opts.timeoutSeconds * 1000, () => w.end());
+    }
     return w;
   }
   // #endregion watch

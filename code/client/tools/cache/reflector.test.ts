@@ -269,6 +269,29 @@ describe("Reflector", () => {
     }
   });
 
+  it("re-watches from the last resourceVersion when the server ends a watch at its timeout", async () => {
+    const clock = new FakeClock();
+    const source = new FakeControllerSource({ clock });
+    source.add(cm("a"));
+    const store = new RecordingStore();
+    const ctl = new AbortController();
+    const done = new Reflector(source, store, { clock, random: mulberry32(9) }).run(ctl.signal);
+    try {
+      await until(() => source.openWatches() === 1, "watch");
+      const timeout = source.watchCalls[0].timeoutSeconds!;
+      clock.step(timeout * 1000 - 1);
+      await flush();
+      expect(source.watchCalls.length).toBe(1);
+      clock.step(1);
+      await until(() => source.watchCalls.length === 2, "re-watch after the timeout");
+      expect(source.watchCalls[1].resourceVersion).toBe("1");
+      expect(source.listCalls.length).toBe(1);
+    } finally {
+      ctl.abort();
+      await done;
+    }
+  });
+
   it("relists after a very short empty watch (closed at once with no event), as upstream", async () => {
     const { clock, source, stop } = setup();
     try {
