@@ -24,7 +24,7 @@
  */
 
 import type { KubeObject } from "../../../api/meta.ts";
-import { type Clock, realClock } from "../../util/clock.ts";
+import { type Clock, realClock, sleep } from "../../util/clock.ts";
 import { Lister } from "./listers.ts";
 import type { ListerWatcher, ListOptions } from "./listwatch.ts";
 import { newSharedIndexInformer, type SharedIndexInformer } from "./shared-informer.ts";
@@ -152,16 +152,7 @@ export async function waitForCacheSyncWithClock(
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (hasSynced.every((f) => f())) return true;
     if (signal?.aborted) return false;
-    await new Promise<void>((resolve) => {
-      const t = clock.afterFunc(syncedPollPeriodMs, resolve);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          t.stop();
-          resolve();
-        },
-        { once: true },
-      );
-    });
+    // sleep() removes its abort listener when the timer fires: no listener piles up per poll.
+    await sleep(clock, syncedPollPeriodMs, signal);
   }
 }
