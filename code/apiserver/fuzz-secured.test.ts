@@ -23,7 +23,7 @@ const seed =
   process.env.FUZZ_SEED === "random"
     ? Math.floor(Math.random() * 2 ** 31)
     : Number(process.env.FUZZ_SEED ?? 1_203_020_417);
-const count = Number(process.env.FUZZ_COUNT ?? 400);
+const count = Number(process.env.FUZZ_COUNT ?? 300);
 
 const issuer = "https://kubernetes.default.svc.cluster.local";
 const janeToken = "jane-fuzz-token-5b0f3c";

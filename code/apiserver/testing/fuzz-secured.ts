@@ -26,7 +26,8 @@
  * @upstream none — test harness; the authenticators it attacks: kubernetes/kubernetes pkg/kubeapiserver/authenticator/config.go
  * @chapter 03-api-security
  */
-import type { KeyObject } from "node:crypto";
+import { createPublicKey, type KeyObject } from "node:crypto";
+import { CompactSign } from "jose";
 import {
   type CertAndKey,
   type EncryptionAlgorithmType,
@@ -51,7 +52,7 @@ export interface Credential {
   label: string;
   principal: Principal;
   tls?: { cert: string; key: string };
-  authorization?: string;
+  authorization?: string | string[];
 }
 
 /** What the fixture hands over: the PKI's files as PEM, and the credentials made at start. */
@@ -108,13 +109,28 @@ export async function securedFuzzCredentials(i: SecuredFuzzInputs): Promise<Cred
   const otherKey = await newPrivateKey(algorithm);
   const valid = i.serviceAccountToken;
   const [head, payload, signature] = valid.split(".");
-  const flipped = `${head}.${payload}.${signature.slice(0, -2)}${signature.endsWith("AA") ? "AB" : "AA"}`;
+  // A character from the middle: the last one of a base64url signature carries padding bits,
+  // and changing only those leaves the same bytes (a different text, the same valid signature).
+  const mid = signature.length >> 1;
+  const flipped = `${head}.${payload}.${signature.slice(0, mid)}${signature[mid] === "A" ? "B" : "A"}${signature.slice(mid + 1)}`;
   const ghost = {
     ...sa,
     metadata: { ...sa.metadata, name: "ghost", uid: "00000000-0000-0000-0000-000000000000" },
   };
   const wrongUID = { ...sa, metadata: { ...sa.metadata, uid: "11111111-1111-1111-1111-111111111111" } };
 
+  const gone = { apiVersion: "v1", kind: "Pod", metadata: { name: "gone", namespace: "default", uid: "2" } };
+  const boundToGonePod = serviceAccountClaims(sa, { pod: gone as typeof sa }, 3600, 0, i.audiences, now);
+  const oddClaims: Record<string, unknown>[] = [
+    { "kubernetes.io": "x" },
+    { "kubernetes.io": { namespace: "default", serviceaccount: null } },
+    { "kubernetes.io": { namespace: "default", serviceaccount: { name: 5 }, pod: { name: [] } } },
+    { sub: 5 },
+    { exp: "soon" },
+    { nbf: { later: true } },
+    { aud: 5 },
+    { aud: [null] },
+  ];
   const bearer = (token: string) => `Bearer ${token}`;
   const rejectedTokens: [string, string][] = [
     ["unknown token", "wrong"],
@@ -138,6 +154,28 @@ export async function securedFuzzCredentials(i: SecuredFuzzInputs): Promise<Cred
     ["signed by another key", await new JWTTokenGenerator(i.issuer, otherKey).generateToken(claims())],
     ["a ServiceAccount that does not exist", await signer.generateToken(claims({ sa: ghost }))],
     ["the ServiceAccount's uid wrong", await signer.generateToken(claims({ sa: wrongUID }))],
+    // Algorithm confusion: HMAC keyed with the public key, which the verifier must not accept.
+    [
+      "HS256 keyed with the public key",
+      await new CompactSign(Buffer.from(b64(claims()), "base64url"))
+        .setProtectedHeader({ alg: "HS256", kid: signer.keyID })
+        .sign(
+          new Uint8Array(Buffer.from(createPublicKey(i.signingKey).export({ type: "spki", format: "pem" }))),
+        ),
+    ],
+    ["a pod-bound token for a pod that is gone", await signer.generateToken(boundToGonePod)],
+    ["payload null", `${head}.${b64("null")}.${signature}`],
+    ["an issuer that is a number", `${head}.${b64({ iss: 5 })}.${signature}`],
+    ["a kid that is a number", `${b64({ alg: "ES256", kid: 5 })}.${payload}.${signature}`],
+    // Signed with the right key, but claims no signer of ours writes: still a 401, not a crash.
+    ...(await Promise.all(
+      oddClaims.map(
+        async (odd, n): Promise<[string, string]> => [
+          `signed, odd claims ${n}`,
+          await signer.generateToken({ ...claims(), ...odd } as Parameters<typeof signer.generateToken>[0]),
+        ],
+      ),
+    )),
     ["12 KiB of token", "t".repeat(12 * 1024)],
     ["40 KiB of token (beyond Node's default header limit)", "t".repeat(40 * 1024)],
     ["non-ASCII", "tökén"],
@@ -170,6 +208,24 @@ export async function securedFuzzCredentials(i: SecuredFuzzInputs): Promise<Cred
       authorization: bearer(i.janeToken),
     },
     { label: "service-account token", principal: "serviceaccount", authorization: bearer(valid) },
+    // upstream splits the header in three at spaces: what follows the token is not read.
+    {
+      label: "service-account token and more words",
+      principal: "serviceaccount",
+      authorization: `${bearer(valid)} and more`,
+    },
+    { label: "jane's token in spaces", principal: "user", authorization: `  ${bearer(i.janeToken)}  ` },
+    // Two Authorization headers: the first counts (Go's Header.Get; Node drops the rest).
+    {
+      label: "a bad token, then jane's",
+      principal: "rejected",
+      authorization: ["Bearer x", bearer(i.janeToken)],
+    },
+    {
+      label: "jane's token, then a bad one",
+      principal: "user",
+      authorization: [bearer(i.janeToken), "Bearer x"],
+    },
     { label: "no credential", principal: "anonymous" },
     {
       label: "Basic auth (no authenticator reads it)",
@@ -274,21 +330,41 @@ const impersonations: Impersonation[] = [
 // #endregion impersonation
 
 // #region oracle
-/** What an answer must be: exactly this code (as a Status), or anything below 500 (`"any"`). */
-export type Expectation = 401 | 403 | 400 | "any";
+/**
+ * What an answer must be: exactly this code (as a Status); `"refused"`, any 4xx Status but never
+ * a success; or `"any"`, anything below 500 with a 4xx a Status.
+ */
+export type Expectation = 401 | 403 | 400 | "refused" | "any";
 
 /** The rule for one request: from its caller, its impersonation and the server's anonymous auth. */
 export function expectation(
   who: Principal,
   as: Impersonation | undefined,
   anonymousAuth: boolean,
+  request: Pick<FuzzRequest, "method" | "path">,
 ): Expectation {
   // Authentication comes first: a bad credential, or none where anonymous is off, stops there.
   if (who === "rejected") return 401;
   if (who === "anonymous" && !anonymousAuth) return 401;
   if (as?.userless) return 400;
   if (as) return who === "admin" && as.privileged ? "any" : 403;
-  return who === "admin" || who === "node" ? "any" : 403;
+  if (who === "node") return nodeExpectation(request);
+  return who === "admin" ? "any" : 403;
+}
+
+/**
+ * A kubelet (node-1) through the Node authorizer and NodeRestriction: the fuzzed objects belong
+ * to no pod of node-1 and are not node-1, so it may read some (services, nodes, pods) and write
+ * only events; configmaps, deployments and namespaces it may not even read.
+ */
+function nodeExpectation({ method, path }: Pick<FuzzRequest, "method" | "path">): Expectation {
+  const resourcePath = path.split("?")[0];
+  const namespaces =
+    resourcePath.startsWith("/api/v1/namespaces") && !resourcePath.startsWith("/api/v1/namespaces/default/");
+  if (namespaces || /\/(configmaps|deployments)(\/|$)/.test(resourcePath)) return 403;
+  const write = !["GET", "HEAD", "OPTIONS"].includes(method);
+  if (write && !/\/events(\/|$)/.test(resourcePath)) return "refused";
+  return "any";
 }
 
 /**
@@ -299,10 +375,12 @@ const malformedPath = (body: string) => body.includes("malformed request path");
 
 /** Why an answer breaks the rule, or undefined when it keeps it. */
 export function judge(expected: Expectation, method: string, status: FuzzFailure["status"], body: string) {
-  if (expected === "any") return acceptable(status, body, method) ? undefined : "not a 4xx Status";
+  const ok = acceptable(status, body, method);
+  if (expected === "any") return ok ? undefined : "not a 4xx Status";
+  if (typeof status === "number" && status < 300) return `SLIPPED THROUGH: ${status}, expected ${expected}`;
+  if (expected === "refused") return ok ? undefined : "not a 4xx Status";
   if (status === expected && (method === "HEAD" || isStatus(body, expected))) return undefined;
   if (status === 400 && isStatus(body, 400) && malformedPath(body)) return undefined;
-  if (typeof status === "number" && status < 300) return `SLIPPED THROUGH: ${status}, expected ${expected}`;
   return `expected ${expected}`;
 }
 // #endregion oracle
@@ -329,14 +407,15 @@ export function securedFuzzRequest(
   const credential = r.pick(pool);
   const as = r.chance(0.2) ? r.pick(impersonations) : undefined;
   const base = fuzzRequest(seed, index);
-  const headers: Record<string, string> = { ...base.headers };
+  const headers: Record<string, string | string[]> = { ...base.headers };
   if (credential.authorization !== undefined) headers.authorization = credential.authorization;
   const note = `${credential.label}${as ? `, ${as.note}` : ""} (anonymous ${anonymousAuth ? "on" : "off"}): ${base.note}`;
   return {
     anonymousAuth,
     credential,
     as,
-    request: { ...base, headers: { ...headers, ...(as?.headers as Record<string, string>) }, note },
+    // Node's client sends a list as one header line per value.
+    request: { ...base, headers: { ...headers, ...as?.headers } as Record<string, string>, note },
   };
 }
 // #endregion requests
@@ -368,7 +447,7 @@ export async function fuzzSecured(
     const tls: ClientTLS = { ca, ...credential.tls };
     const target = anonymousAuth ? servers.anonymous : servers.strict;
     const res = await send(target.url, request, 15_000, tls);
-    const expected = expectation(credential.principal, as, anonymousAuth);
+    const expected = expectation(credential.principal, as, anonymousAuth, request);
     const key = `${credential.principal}${as ? "+impersonating" : ""} → ${res.status}`;
     tally.set(key, (tally.get(key) ?? 0) + 1);
     const why = judge(expected, request.method, res.status, res.body);
