@@ -17,7 +17,14 @@ import { parsePrivateKeyPEM as parseSigningKeyPEM } from "./authn/serviceaccount
 import { type ServiceAccountConfig, serviceAccountConfigFromFlags } from "./authn/serviceaccount/options.ts";
 import { type APIServer, type APIServerOptions, startAPIServer } from "./server.ts";
 import { describeFailure, send } from "./testing/fuzz-run.ts";
-import { type FuzzTarget, fuzzSecured, securedFuzzCredentials, type Tally } from "./testing/fuzz-secured.ts";
+import {
+  expectation,
+  type FuzzTarget,
+  fuzzSecured,
+  judge,
+  securedFuzzCredentials,
+  type Tally,
+} from "./testing/fuzz-secured.ts";
 
 const seed =
   process.env.FUZZ_SEED === "random"
@@ -179,4 +186,21 @@ it(`answers ${count} malformed requests from every kind of caller with the right
     expect((await asAdmin(server, "GET", "/api/v1/namespaces")).status).toBe(200);
     expect((await asAdmin(server, "GET", "/readyz")).status).toBe(200);
   }
+});
+
+it("the oracle: a success where a 401 or 403 was due is a slip, a 5xx or a non-Status never passes", () => {
+  const status = (code: number) =>
+    JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", code });
+  const get = { method: "GET", path: "/api/v1/namespaces/default/pods" };
+  expect(judge(expectation("rejected", undefined, true, get), "GET", 200, "{}")).toMatch(/^SLIPPED THROUGH/);
+  expect(judge(expectation("anonymous", undefined, true, get), "GET", 401, status(401))).toBe("expected 403");
+  expect(judge(expectation("anonymous", undefined, false, get), "GET", 401, status(401))).toBeUndefined();
+  expect(judge(expectation("user", undefined, true, get), "GET", 403, "Forbidden")).toBe("expected 403");
+  expect(judge(expectation("admin", undefined, true, get), "GET", 500, status(500))).toBe("not a 4xx Status");
+  expect(judge(expectation("admin", undefined, true, get), "GET", "reset", "")).toBe("not a 4xx Status");
+  // A kubelet may not write another node's objects: any refusal, never a success.
+  const patchNode = { method: "PATCH", path: "/api/v1/nodes/n" };
+  expect(expectation("node", undefined, true, patchNode)).toBe("refused");
+  expect(judge("refused", "PATCH", 200, "{}")).toMatch(/^SLIPPED THROUGH/);
+  expect(judge("refused", "PATCH", 422, status(422))).toBeUndefined();
 });

@@ -347,9 +347,12 @@ export function expectation(
   if (who === "rejected") return 401;
   if (who === "anonymous" && !anonymousAuth) return 401;
   if (as?.userless) return 400;
-  if (as) return who === "admin" && as.privileged ? "any" : 403;
+  const privileged = who === "admin" && (!as || as.privileged);
+  // A path trick may be refused anywhere after authentication (403, 404): never let through.
+  if (!privileged && pathTricks.includes(request.path)) return "refused";
+  if (as) return privileged ? "any" : 403;
   if (who === "node") return nodeExpectation(request);
-  return who === "admin" ? "any" : 403;
+  return privileged ? "any" : 403;
 }
 
 /**
@@ -386,6 +389,25 @@ export function judge(expected: Expectation, method: string, status: FuzzFailure
 // #endregion oracle
 
 // #region requests
+/**
+ * Paths that start where a caller may go (discovery, health, version) and lead where it may not:
+ * authorization and routing must read the same path, or one of these is a way in.
+ */
+const pathTricks = [
+  "/api/../api/v1/namespaces/kube-system/secrets",
+  "/apis/%2e%2e/api/v1/namespaces",
+  "/version/../api/v1/namespaces/default/pods",
+  "/healthz/..%2f..%2fapi/v1/namespaces",
+  "/readyz/%2e%2e/api/v1/nodes",
+  "/api/v1/namespaces/default/pods/..%2f..%2fsecrets",
+  "/api/v1/namespaces/default%2Fsecrets",
+  "//api/v1/namespaces",
+  "/api/v1//namespaces/default/configmaps",
+  "/api/./v1/./nodes",
+  "/openapi/v2/../../api/v1/namespaces",
+  "/livez/%2E%2E/api/v1/namespaces/kube-system/configmaps",
+];
+
 /** Request `index` of the seed: the server it goes to, the credential, and the request. */
 export function securedFuzzRequest(
   seed: number,
@@ -406,7 +428,10 @@ export function securedFuzzRequest(
         : credentials;
   const credential = r.pick(pool);
   const as = r.chance(0.2) ? r.pick(impersonations) : undefined;
-  const base = fuzzRequest(seed, index);
+  const trick = r.chance(0.08) ? r.pick(pathTricks) : undefined;
+  const base: FuzzRequest = trick
+    ? { method: "GET", path: trick, headers: {}, note: `path trick ${trick}` }
+    : fuzzRequest(seed, index);
   const headers: Record<string, string | string[]> = { ...base.headers };
   if (credential.authorization !== undefined) headers.authorization = credential.authorization;
   const note = `${credential.label}${as ? `, ${as.note}` : ""} (anonymous ${anonymousAuth ? "on" : "off"}): ${base.note}`;
