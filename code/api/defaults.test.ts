@@ -46,6 +46,22 @@ describe("pod defaults", () => {
     expect((pod.spec as { priority?: number }).priority).toBeUndefined();
   });
 
+  it("defaults a pod sent with no spec (or spec: null) as Go's zero PodSpec (found by the secured fuzz)", () => {
+    // Without it, admission met `spec` undefined: the ServiceAccount plugin's TypeError was a 500;
+    // now the pod reaches validation and is refused with 422 (spec.containers: Required value).
+    const zero = {
+      restartPolicy: "Always",
+      terminationGracePeriodSeconds: 30,
+      dnsPolicy: "ClusterFirst",
+      securityContext: {},
+      schedulerName: "default-scheduler",
+      enableServiceLinks: true,
+    };
+    const { spec: _, ...noSpec } = minimalPod();
+    expect(defaulted(noSpec as KubeObject).spec).toEqual(zero);
+    expect(defaulted({ ...minimalPod(), spec: null } as unknown as KubeObject).spec).toEqual(zero);
+  });
+
   it.each([
     ["nginx", "Always"],
     ["nginx:latest", "Always"],

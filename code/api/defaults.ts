@@ -104,7 +104,10 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
  * host ports under hostNetwork), then everything a pod template also gets.
  */
 export function setDefaultsPod(pod: KubeObject): void {
-  const spec = obj(pod.spec);
+  // A pod sent with no `spec` (or `spec: null`) decodes upstream into the zero PodSpec, which
+  // the defaulters then fill; without it here, every admission plugin met `spec` undefined and
+  // the ServiceAccount plugin answered a 500 (found by testing/fuzz-secured.ts).
+  const spec = child(pod as unknown as JSONObject, "spec");
   if (!spec) return;
   for (const container of [...arr(spec.containers), ...arr(spec.initContainers)]) {
     const resources = obj(obj(container)?.resources);

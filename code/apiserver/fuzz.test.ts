@@ -1,10 +1,10 @@
-// The bad-input fuzz (testing/fuzz.ts): seeded malformed requests against one API server on the
+// The bad-input fuzz (testing/fuzz.ts, sent by testing/fuzz-run.ts): seeded malformed requests against one API server on the
 // embedded store; any 5xx, reset connection or non-Status error fails, with the seed to replay.
 // FUZZ_SEED picks the seed (default: a fixed one; `random` for a new one each run), FUZZ_COUNT the
 // number of requests.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type APIServer, startAPIServer } from "./server.ts";
-import { describeFailure, fuzz } from "./testing/fuzz.ts";
+import { describeFailure, fuzz } from "./testing/fuzz-run.ts";
 
 // A fixed default seed keeps `npm test` repeatable; FUZZ_SEED=random explores a new one each run.
 const seed =

@@ -144,6 +144,9 @@ export async function generateSelfSignedCertKey(bindAddress: string): Promise<{ 
 // #endregion serving-cert
 
 // #region secure-server
+/** The longest request head the secure port reads (upstream's MaxHeaderBytes). */
+export const maxHeaderBytes = 1 << 20;
+
 /**
  * The HTTPS server: the serving certificate, and a client certificate requested but optional.
  * `clientCA` (the `--client-ca-file` PEM) is only advertised here; trust is decided by x509.ts.
@@ -161,6 +164,12 @@ export function newSecureServer(
       rejectUnauthorized: false,
       ...(clientCA ? { ca: clientCA } : {}),
       minVersion: "TLSv1.2", // upstream's default floor
+      // Found by the secured fuzz (testing/fuzz-secured.ts): Node's default header limit is 16 KiB,
+      // and a longer request head (a 40 KiB bearer token) got a bodiless 431 and a closed
+      // connection before any authenticator saw it. Upstream's server takes 1 MiB
+      // (secure_serving.go: `MaxHeaderBytes: 1 << 20`), so such a token is a 401 Status there
+      // and here; past 1 MiB both answer 431.
+      maxHeaderSize: maxHeaderBytes,
     },
     handler,
   );

@@ -1,6 +1,8 @@
 /**
- * The bad-input fuzz harness — seeded, reproducible malformed requests against a running API
- * server, and the one rule every answer must keep: a client's mistake is a 4xx Status.
+ * The bad-input fuzz generator — seeded, reproducible malformed requests for a running API
+ * server: wrong types at any depth, deep and huge bodies, bad protobuf, bad patches, bad names
+ * and selectors. Sending them and judging the answers is fuzz-run.ts; the secured server's
+ * credentials (certificates, tokens, impersonation) are fuzz-secured.ts.
  * No upstream counterpart: test harness (upstream fuzzes its codecs with apimachinery's fuzzer).
  *
  * Solves:
@@ -11,21 +13,19 @@
  *   seed and the request's index so `FUZZ_SEED=<seed>` replays it.
  *
  * Invariants:
- * - requests are a pure function of (seed, index); the harness holds no other randomness;
- * - an answer passes when its status is below 500 and, for 4xx, its body is a JSON Status with
- *   that code; a reset connection, a timeout, a 5xx or a non-Status error fails;
+ * - requests are a pure function of (seed, index); the generator holds no other randomness;
  * - no request opens a watch without `timeoutSeconds=1`, so the run ends.
  *
  * @upstream none — test harness (upstream fuzzes its codecs with go-fuzz: apimachinery's pkg/api/apitesting/fuzzer, and structured-merge-diff's fuzz tests)
  * @chapter 02-apiserver
  */
-import { request } from "node:http";
 import { stringify as toYAML } from "yaml";
 import { mulberry32 } from "../../testing/random.ts";
 import { encodeProtobuf } from "./schema-values.ts";
 
 // #region random
-class Random {
+/** Draws from one seeded generator (code/testing/random.ts): ints, picks, coin flips. */
+export class Random {
   constructor(readonly next: () => number) {}
   int(n: number): number {
     return Math.floor(this.next() * n);
@@ -46,13 +46,6 @@ export interface FuzzRequest {
   body?: Buffer;
   /** What the generator meant, for the report. */
   note: string;
-}
-
-export interface FuzzFailure {
-  index: number;
-  request: FuzzRequest;
-  status: number | "reset" | "timeout";
-  body: string;
 }
 
 // #region objects
@@ -540,94 +533,3 @@ export function fuzzRequest(seed: number, index: number): FuzzRequest {
   }
 }
 // #endregion requests
-
-// #region run
-/** Sends one request; resolves with its status and body (a reset or a timeout is a status too). */
-export function send(
-  base: string,
-  req: FuzzRequest,
-  timeoutMs = 10_000,
-): Promise<{ status: number | "reset" | "timeout"; body: string; contentType: string }> {
-  return new Promise((resolve) => {
-    const url = new URL(base);
-    const r = request(
-      // A connection per request: a reset then points at the request that caused it.
-      {
-        agent: false,
-        host: url.hostname,
-        port: url.port,
-        method: req.method,
-        path: req.path,
-        headers: { ...req.headers, "content-length": req.body?.length ?? 0 },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString("utf8"),
-            contentType: String(res.headers["content-type"] ?? ""),
-          }),
-        );
-        res.on("error", () => resolve({ status: "reset", body: "", contentType: "" }));
-      },
-    );
-    r.setTimeout(timeoutMs, () => {
-      r.destroy();
-      resolve({ status: "timeout", body: "", contentType: "" });
-    });
-    r.on("error", () => resolve({ status: "reset", body: "", contentType: "" }));
-    r.end(req.body);
-  });
-}
-
-/**
- * Whether an answer keeps the rule: < 500, and a 4xx is a JSON Status carrying its code. One 5xx
- * is not an error but upstream's "wait and retry": 504 Timeout for a resourceVersion the server
- * has not reached yet (client-go's reflector retries on it), which a client cannot tell apart
- * from a server that is behind.
- */
-export function acceptable(status: number | "reset" | "timeout", body: string, method: string): boolean {
-  if (status === 504 && body.includes("Timeout: Too large resource version")) return true;
-  if (typeof status !== "number" || status >= 500) return false;
-  if (status < 400) return true;
-  if (method === "HEAD") return true; // no body by definition
-  try {
-    const s = JSON.parse(body) as { kind?: string; code?: number; status?: string };
-    return s.kind === "Status" && s.code === status && s.status === "Failure";
-  } catch {
-    return false;
-  }
-}
-
-/** Runs `count` requests of the seed against `base`, `parallel` at a time; returns the failures. */
-export async function fuzz(base: string, seed: number, count: number, parallel = 4): Promise<FuzzFailure[]> {
-  const failures: FuzzFailure[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const index = next++;
-      const req = fuzzRequest(seed, index);
-      const res = await send(base, req);
-      if (!acceptable(res.status, res.body, req.method)) {
-        failures.push({ index, request: req, status: res.status, body: res.body.slice(0, 400) });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: parallel }, worker));
-  return failures.sort((a, b) => a.index - b.index);
-}
-
-/** One line per failure: enough to read it and to replay it. */
-export function describeFailure(f: FuzzFailure): string {
-  const b = f.request.body;
-  const shown =
-    b === undefined
-      ? ""
-      : b.length > 160
-        ? `${b.subarray(0, 160).toString("utf8")}… (${b.length} bytes)`
-        : b.toString("utf8");
-  return `#${f.index} ${f.request.note}: ${f.request.method} ${f.request.path.slice(0, 200)} [${f.request.headers["content-type"] ?? ""}] ${JSON.stringify(shown)} → ${f.status} ${f.body}`;
-}
-// #endregion run

@@ -222,6 +222,12 @@ describe("ServiceAccount", () => {
     expect(p.spec.volumes?.map((v) => v.name)).toEqual(["kube-api-access-abcde"]);
     expect(p.spec.containers[0].volumeMounts?.[0].name).toBe("kube-api-access-abcde");
   });
+
+  it("leaves a volume with no name to validation (a 422 later), not a crash (found by the secured fuzz)", () => {
+    const p = pod("web", { volumes: [{} as { name: string }] });
+    mountServiceAccountToken(p, () => "kube-api-access-zzzzz");
+    expect(p.spec.volumes?.map((v) => v.name)).toEqual([undefined, "kube-api-access-zzzzz"]);
+  });
 });
 
 describe("Priority", () => {

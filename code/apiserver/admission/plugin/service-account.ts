@@ -84,7 +84,9 @@ export function mountServiceAccountToken(
   pod: Pod,
   newName = () => generateName(`${ServiceAccountVolumeName}-`),
 ): void {
-  const existing = (pod.spec.volumes ?? []).find((v) => v.name.startsWith(`${ServiceAccountVolumeName}-`));
+  // A volume with no name is validation's to refuse (422), after admission: no 500 here
+  // (found by testing/fuzz-secured.ts).
+  const existing = (pod.spec.volumes ?? []).find((v) => v?.name?.startsWith(`${ServiceAccountVolumeName}-`));
   const volumeName = existing?.name ?? newName();
   let needsVolume = false;
   const mountIn = (containers: Container[] | undefined) => {

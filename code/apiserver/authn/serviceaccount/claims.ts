@@ -119,6 +119,60 @@ export class InvalidTokenError extends Error {
   override name = "InvalidTokenError";
 }
 
+// #region claim-types
+/**
+ * The claims' types, checked as go-jose's typed decode checks them (`tok.Claims(key, public,
+ * private)` into jwt.Claims and the private `kubernetes.io` struct): a field of the wrong JSON
+ * type fails the token; `null` is Go's "absent". Found by testing/fuzz-secured.ts: without it a
+ * correctly signed token with `"exp": "soon"` passed the expiry check (`now > "soon"` is false),
+ * and one with `"sub": 5` or `"nbf": {}` was accepted — upstream refuses all three.
+ * Returns the decode error in Go's words, or undefined when every claim has its type.
+ */
+export function claimTypeError(claims: unknown): string | undefined {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v);
+  const jsonType = (v: unknown) =>
+    Array.isArray(v) ? "array" : v === null ? "null" : typeof v === "object" ? "object" : typeof v;
+  const mismatch = (v: unknown, field: string, goType: string) =>
+    `json: cannot unmarshal ${jsonType(v)} into Go struct field ${field} of type ${goType}`;
+  if (!isObject(claims)) return claims === null ? undefined : mismatch(claims, "Claims", "jwt.Claims");
+  const strings: [unknown, string][] = [
+    [claims.iss, "Claims.iss"],
+    [claims.sub, "Claims.sub"],
+    [claims.jti, "Claims.jti"],
+  ];
+  const dates: [unknown, string][] = [
+    [claims.exp, "Claims.exp"],
+    [claims.nbf, "Claims.nbf"],
+    [claims.iat, "Claims.iat"],
+  ];
+  const aud = claims.aud;
+  if (
+    aud != null &&
+    typeof aud !== "string" &&
+    !(Array.isArray(aud) && aud.every((a) => typeof a === "string"))
+  )
+    return "square/go-jose/jwt: expected string or array value to unmarshal to Audience";
+  const k8s = claims["kubernetes.io"];
+  if (k8s != null) {
+    if (!isObject(k8s)) return mismatch(k8s, "privateClaims.kubernetes.io", "serviceaccount.kubernetes");
+    strings.push([k8s.namespace, "kubernetes.namespace"]);
+    dates.push([k8s.warnafter, "kubernetes.warnafter"]);
+    for (const ref of ["serviceaccount", "pod", "secret", "node"]) {
+      const r = k8s[ref];
+      if (r == null) continue;
+      if (!isObject(r)) return mismatch(r, `kubernetes.${ref}`, "serviceaccount.ref");
+      strings.push([r.name, `ref.name`], [r.uid, `ref.uid`]);
+    }
+  }
+  for (const [v, field] of strings)
+    if (v != null && typeof v !== "string") return mismatch(v, field, "string");
+  for (const [v, field] of dates)
+    if (v != null && typeof v !== "number") return mismatch(v, field, "float64");
+  return undefined;
+}
+// #endregion claim-types
+
 // #region validate
 /**
  * validator.Validate: the checks after the signature, issuer and audience (jwt.ts) have passed.
@@ -130,14 +184,14 @@ export async function validateServiceAccountClaims(
   now: Date = new Date(),
 ): Promise<ServiceAccountInfo> {
   const nowSec = now.getTime() / 1000;
-  // go-jose's order: not-before, expiry, issued-at; each with the leeway.
-  if (claims.nbf !== undefined && nowSec + leewaySeconds < claims.nbf) {
+  // go-jose's order: not-before, expiry, issued-at; each with the leeway. `null` is absent, as in Go.
+  if (claims.nbf != null && nowSec + leewaySeconds < claims.nbf) {
     throw new InvalidTokenError("service account token is not valid yet");
   }
-  if (claims.exp !== undefined && nowSec - leewaySeconds > claims.exp) {
+  if (claims.exp != null && nowSec - leewaySeconds > claims.exp) {
     throw new InvalidTokenError("service account token has expired");
   }
-  if (claims.iat !== undefined && nowSec + leewaySeconds < claims.iat) {
+  if (claims.iat != null && nowSec + leewaySeconds < claims.iat) {
     throw new InvalidTokenError("service account token is issued in the future");
   }
 

@@ -226,6 +226,33 @@ describe("the service-account token authenticator (jwt.go, claims.go validator)"
     );
   });
 
+  it("refuses a signed token whose claims have the wrong JSON types, as go-jose's typed decode does", async () => {
+    // Found by the secured fuzz: `"exp": "soon"` passed the expiry check (a comparison with a
+    // string is always false), and `"sub": 5`, `"nbf": {}` were accepted.
+    const signed = async (odd: Record<string, unknown>) => {
+      const claims = serviceAccountClaims(sa, {}, 600, 0, [issuer], t0, () => "jti");
+      return new JWTTokenGenerator(issuer, rsa.privateKey).generateToken({ ...claims, ...odd } as never);
+    };
+    const auth = authenticator(cluster(sa), later(60));
+    const refused: [Record<string, unknown>, string][] = [
+      [{ exp: "soon" }, "json: cannot unmarshal string into Go struct field Claims.exp of type float64"],
+      [{ nbf: {} }, "json: cannot unmarshal object into Go struct field Claims.nbf of type float64"],
+      [{ sub: 5 }, "json: cannot unmarshal number into Go struct field Claims.sub of type string"],
+      [{ aud: 5 }, "expected string or array value to unmarshal to Audience"],
+      [{ aud: [issuer, 5] }, "expected string or array value to unmarshal to Audience"],
+      [{ "kubernetes.io": "x" }, "cannot unmarshal string into Go struct field privateClaims.kubernetes.io"],
+      [
+        { "kubernetes.io": { namespace: "shop", serviceaccount: { name: ["web"] } } },
+        "ref.name of type string",
+      ],
+    ];
+    for (const [odd, message] of refused) {
+      await expect(auth.authenticateToken(await signed(odd)), JSON.stringify(odd)).rejects.toThrow(message);
+    }
+    // null is Go's "absent"; the token is then judged on the rest (here: no expiry, still valid).
+    expect(await auth.authenticateToken(await signed({ exp: null, jti: null }))).not.toBeNull();
+  });
+
   it("refuses a token before its not-before time (past the leeway)", async () => {
     const token = await mint({ at: later(120) });
     expect(await authenticator(cluster(sa), later(60)).authenticateToken(token)).not.toBeNull();

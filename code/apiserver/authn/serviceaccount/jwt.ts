@@ -36,7 +36,12 @@ import { createHash, createPrivateKey, createPublicKey, type KeyObject } from "n
 import type { IncomingMessage } from "node:http";
 import { CompactSign, compactVerify, decodeProtectedHeader } from "jose";
 import type { Authenticator, AuthenticatorResponse } from "../authenticator.ts";
-import { InvalidTokenError, type ServiceAccountClaims, validateServiceAccountClaims } from "./claims.ts";
+import {
+  claimTypeError,
+  InvalidTokenError,
+  type ServiceAccountClaims,
+  validateServiceAccountClaims,
+} from "./claims.ts";
 import type { ServiceAccountTokenGetter } from "./getter.ts";
 import { serviceAccountUserInfo } from "./user.ts";
 
@@ -192,7 +197,16 @@ export class ServiceAccountTokenAuthenticator implements Authenticator {
       }
     }
     if (!payload) throw new InvalidTokenError(errors.join(", "));
-    const claims = JSON.parse(new TextDecoder().decode(payload)) as ServiceAccountClaims;
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(new TextDecoder().decode(payload));
+    } catch (e) {
+      throw new InvalidTokenError((e as Error).message);
+    }
+    // Typed as go-jose decodes them: a claim of the wrong type fails the token (claims.ts).
+    const typeError = claimTypeError(decoded);
+    if (typeError) throw new InvalidTokenError(typeError);
+    const claims = (decoded ?? {}) as ServiceAccountClaims;
 
     // The issuer again, now that the payload is known to be ours.
     if (!this.issuers.has(claims.iss ?? ""))
