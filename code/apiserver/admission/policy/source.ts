@@ -51,6 +51,13 @@ export interface PolicyHook {
   bindings: ValidatingAdmissionPolicyBinding[];
 }
 
+/** What the plugin reads (upstream: generic.Source — Hooks, HasSynced). */
+export interface PolicyHookSource {
+  readonly ready: Promise<void>;
+  hooks(): PolicyHook[];
+  stop(): void;
+}
+
 // #region compile-policy
 function programOf(expression: string, returns: ExpressionReturn, hasParams: boolean): Program {
   const result = compile(expression, returns, hasParams);
@@ -85,7 +92,7 @@ export function compilePolicy(policy: ValidatingAdmissionPolicy): CompiledPolicy
 // #endregion compile-policy
 
 // #region source
-export class PolicySource {
+export class PolicySource implements PolicyHookSource {
   private readonly policies = new Map<string, ValidatingAdmissionPolicy>();
   private readonly bindings = new Map<string, ValidatingAdmissionPolicyBinding>();
   private readonly compiled = new Map<string, { key: string; compiled: CompiledPolicy }>();

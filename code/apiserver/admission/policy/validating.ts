@@ -46,7 +46,7 @@ import { isExemptAdmissionConfigurationResource } from "../webhook/rules.ts";
 import type { ActivationInput } from "./cel.ts";
 import { matches } from "./matching.ts";
 import { collectParams } from "./params.ts";
-import { PolicySource } from "./source.ts";
+import { type PolicyHookSource, PolicySource } from "./source.ts";
 import { type PolicyDecision, reasonToCode, validatePolicy } from "./validator.ts";
 
 export const PluginName = "ValidatingAdmissionPolicy";
@@ -113,7 +113,7 @@ export class ValidatingAdmissionPolicyPlugin implements ValidationInterface {
   readonly name = PluginName;
 
   constructor(
-    private readonly source: PolicySource,
+    private readonly source: PolicyHookSource,
     private readonly deps: PolicyDeps,
   ) {}
 
