@@ -156,6 +156,34 @@ describeWithTools("ValidatingAdmissionPolicy as kubectl meets it", ["kubectl"], 
     );
   });
 
+  it("re-applying a changed policy updates it (generation 2) and the plugin recompiles it", async () => {
+    const r = await apply(
+      "p",
+      policy(
+        "demo-policy.example.com",
+        "object.spec.replicas <= 3",
+        "    message: replicas must be no greater than 3\n",
+      ),
+    );
+    expect(r.out).toBe(
+      "validatingadmissionpolicy.admissionregistration.k8s.io/demo-policy.example.com configured\n",
+    );
+    expect(
+      await ok([
+        "get",
+        "validatingadmissionpolicy",
+        "demo-policy.example.com",
+        "-o",
+        "jsonpath={.metadata.generation}",
+      ]),
+    ).toBe("2");
+    const denied = await eventually(
+      ["create", "deployment", "four", "--image=nginx", "--replicas=4", "-n", "test", "--dry-run=server"],
+      (x) => x.code !== 0,
+    );
+    expect(denied.err).toMatch(/denied request: replicas must be no greater than 3\n$/);
+  });
+
   it("a Warn binding admits and kubectl prints the warning", async () => {
     await apply(
       "label-policy",
