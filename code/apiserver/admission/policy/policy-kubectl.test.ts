@@ -1,14 +1,18 @@
 /**
  * ValidatingAdmissionPolicy as kubectl meets it: `kubectl apply` of a policy and a binding,
- * `kubectl get` of both, the denial message, a Warn binding's warning, and a bad expression
+ * `kubectl get` of both, the denial message, a Warn binding's warning, an Audit binding's line in
+ * the audit log, and a bad expression
  * refused at create.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../../scripts/external-tools.ts";
+import { newLogBackend } from "../../audit/backend.ts";
+import type { Event } from "../../audit/event.ts";
+import { loadPolicy } from "../../audit/policy.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
 
 const policy = (name: string, expression: string, extra = "") => `apiVersion: admissionregistration.k8s.io/v1
@@ -49,10 +53,17 @@ describeWithTools("ValidatingAdmissionPolicy as kubectl meets it", ["kubectl"], 
   let server: APIServer;
   let dir: string;
   let env: NodeJS.ProcessEnv;
+  let auditLog: string;
 
   beforeAll(async () => {
-    server = await startAPIServer({ insecurePort: 0, admission: {} });
     dir = await mkdtemp(join(tmpdir(), "policy-kubectl-"));
+    auditLog = join(dir, "audit.log");
+    const auditPolicy = loadPolicy("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n");
+    server = await startAPIServer({
+      insecurePort: 0,
+      admission: {},
+      audit: { policy: auditPolicy, backend: newLogBackend(auditLog) },
+    });
     const kubeconfig = join(dir, "kubeconfig");
     await writeFile(
       kubeconfig,
@@ -204,6 +215,43 @@ describeWithTools("ValidatingAdmissionPolicy as kubectl meets it", ["kubectl"], 
       0,
       "deployment.apps/web created (server dry run)\n",
       "Warning: Validation failed for ValidatingAdmissionPolicy 'team-label.example.com' with binding 'team-label-warn': deployment web has no team label\n",
+    ]);
+  });
+
+  it("an Audit binding admits and the audit log records the failure", async () => {
+    await apply("audit-binding", binding("team-label-audit", "team-label.example.com", "Audit", "audited"));
+    await ok(["create", "namespace", "audited"]);
+    await ok(["label", "namespace", "audited", "environment=audited"]);
+    const key = "validation.policy.admission.k8s.io/validation_failure";
+    const recorded = async () =>
+      (await readFile(auditLog, "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Event)
+        .find((e) => e.stage === "ResponseComplete" && e.objectRef?.name === "quiet" && e.annotations?.[key]);
+    let event: Event | undefined;
+    for (let i = 0; i < 50 && !event; i++) {
+      const r = await kubectl([
+        "create",
+        "deployment",
+        "quiet",
+        "--image=nginx",
+        "-n",
+        "audited",
+        "--dry-run=server",
+      ]);
+      expect([r.code, r.err]).toEqual([0, ""]);
+      event = await recorded();
+      if (!event) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(JSON.parse(event?.annotations?.[key] ?? "null")).toEqual([
+      {
+        message: "deployment quiet has no team label",
+        policy: "team-label.example.com",
+        binding: "team-label-audit",
+        expressionIndex: 0,
+        validationActions: ["Audit"],
+      },
     ]);
   });
 
