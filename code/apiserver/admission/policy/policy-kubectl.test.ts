@@ -1,8 +1,7 @@
 /**
  * ValidatingAdmissionPolicy as kubectl meets it: `kubectl apply` of a policy and a binding,
  * `kubectl get` of both, the denial message, a Warn binding's warning, an Audit binding's line in
- * the audit log, and a bad expression
- * refused at create.
+ * the audit log, and a bad expression refused at create.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
