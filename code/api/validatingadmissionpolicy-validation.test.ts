@@ -37,6 +37,25 @@ const errorsOf = (obj: KubeObject) =>
   validateValidatingAdmissionPolicy(obj, compiler).map(fieldErrorToString);
 
 describe("ValidatingAdmissionPolicy validation", () => {
+  it("checks auditAnnotations: a qualified `<policy>/<key>`, a value expression of string or null, unique keys", () => {
+    asked.length = 0;
+    const p = policy({
+      matchConstraints: rules,
+      auditAnnotations: [
+        { key: "replicas", valueExpression: " 'x' " },
+        { key: "bad key!", valueExpression: "" },
+        { key: "replicas", valueExpression: "bad" },
+      ],
+    });
+    expect(errorsOf(p)).toEqual([
+      "spec.auditAnnotations[1].key: Invalid value: \"p.example.com/bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      "spec.auditAnnotations[1].valueExpression: Required value: valueExpression is not specified",
+      'spec.auditAnnotations[2].valueExpression: Invalid value: "bad": compilation failed: ERROR: <input>:1:1: nope',
+      'spec.auditAnnotations[2].key: Duplicate value: "replicas"',
+    ]);
+    expect(asked).toEqual(["string-or-null:false::'x'", "string-or-null:false::bad"]);
+  });
+
   it("accepts a defaulted policy, compiling each expression with what it may read", () => {
     asked.length = 0;
     const p = policy({

@@ -50,7 +50,7 @@ import type {
 } from "./validatingadmissionpolicy.ts";
 
 /** What an expression must evaluate to (upstream: ExpressionAccessor.ReturnTypes). */
-export type ExpressionReturn = "bool" | "string" | "any";
+export type ExpressionReturn = "bool" | "string" | "string-or-null" | "any";
 
 /** Compiles one expression; returns the error's detail (`compilation failed: …`), or undefined. */
 export type ExpressionCompiler = (
@@ -235,6 +235,57 @@ export function validateValidatingAdmissionPolicy(
     errors.push(
       ...validateValidation(v, compile, { hasParams, variables: declared }, indexPath("spec.validations", i)),
     );
+  });
+  errors.push(
+    ...validateAuditAnnotations(obj.metadata?.name ?? "", spec, compile, { hasParams, variables: declared }),
+  );
+  return errors;
+}
+
+const maxAuditAnnotations = 20;
+const maxAuditAnnotationValueExpressionLength = 5 * 1024;
+
+function validateAuditAnnotations(
+  policyName: string,
+  spec: ValidatingAdmissionPolicy["spec"],
+  compile: ExpressionCompiler,
+  opts: { hasParams: boolean; variables: readonly string[] },
+): FieldError[] {
+  const list = spec.auditAnnotations ?? [];
+  const errors: FieldError[] = [];
+  if (list.length > maxAuditAnnotations)
+    errors.push(
+      invalid(
+        "spec.auditAnnotations",
+        list,
+        `must not have more than ${maxAuditAnnotations} auditAnnotations`,
+      ),
+    );
+  const keys = new Set<string>();
+  list.forEach((a, i) => {
+    const path = indexPath("spec.auditAnnotations", i);
+    const key = a.key ?? "";
+    // The key is recorded as `<policy>/<key>`: that whole string must be a qualified name.
+    if (policyName) {
+      for (const e of isQualifiedName(`${policyName}/${key}`))
+        errors.push(invalid(childPath(path, "key"), `${policyName}/${key}`, e));
+    } else errors.push(invalid(childPath(path, "key"), key, "requires metadata.name be non-empty"));
+    const expression = (a.valueExpression ?? "").trim();
+    if (expression === "")
+      errors.push(required(childPath(path, "valueExpression"), "valueExpression is not specified"));
+    else if (expression.length > maxAuditAnnotationValueExpressionLength)
+      errors.push(
+        required(
+          childPath(path, "valueExpression"),
+          `must not exceed ${maxAuditAnnotationValueExpressionLength} bytes in length`,
+        ),
+      );
+    else {
+      const err = compile(expression, "string-or-null", opts);
+      if (err) errors.push(invalid(childPath(path, "valueExpression"), a.valueExpression, err));
+    }
+    if (keys.has(key)) errors.push(duplicate(childPath(path, "key"), key));
+    keys.add(key);
   });
   return errors;
 }

@@ -103,8 +103,11 @@ export function compile(expression: string, returns: ExpressionReturn, hasParams
     return { ok: false, detail: `compilation failed: ERROR: ${at}: ${summaryOf(checked.error)}` };
   }
   const type = String(checked.type);
-  if (returns !== "any" && type !== returns && type !== "dyn") {
-    return { ok: false, detail: `must evaluate to ${returns} but got ${type}` };
+  const accepted = returns === "string-or-null" ? ["string", "null", "null_type"] : [returns];
+  if (returns !== "any" && !accepted.includes(type) && type !== "dyn") {
+    // cel-go's wording: one type is named as it is, two as a list ("must evaluate to one of […]").
+    const wanted = returns === "string-or-null" ? "one of [string null_type]" : returns;
+    return { ok: false, detail: `must evaluate to ${wanted} but got ${type}` };
   }
   const parsed = env.parse(expression);
   return {

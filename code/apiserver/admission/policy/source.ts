@@ -40,6 +40,7 @@ export interface CompiledValidation {
 
 export interface CompiledPolicy {
   matchConditions: { name: string; program: Program }[];
+  auditAnnotations: { key: string; program: Program }[];
   variables: { name: string; program: Program }[];
   validations: CompiledValidation[];
 }
@@ -77,6 +78,10 @@ export function compilePolicy(policy: ValidatingAdmissionPolicy): CompiledPolicy
     matchConditions: (spec.matchConditions ?? []).map((c) => ({
       name: c.name,
       program: programOf(c.expression, "bool", hasParams),
+    })),
+    auditAnnotations: (spec.auditAnnotations ?? []).map((a) => ({
+      key: a.key,
+      program: programOf(a.valueExpression.trim(), "string-or-null", hasParams),
     })),
     variables: (spec.variables ?? []).map((v) => ({
       name: v.name,

@@ -277,6 +277,41 @@ describe("ValidatingAdmissionPolicy: validationActions", () => {
   });
 });
 
+describe("ValidatingAdmissionPolicy: auditAnnotations", () => {
+  const audited = (valueExpression: string, failurePolicy: "Fail" | "Ignore" = "Fail") =>
+    policy("audit.example.com", {
+      failurePolicy,
+      validations: [{ expression: "true" }],
+      auditAnnotations: [{ key: "replicas", valueExpression }],
+    });
+
+  it("publishes `<policy>/<key>`, each distinct value once, joined across bindings", async () => {
+    const a = attrs();
+    await plugin([
+      [
+        audited("'replicas=' + string(object.spec.replicas)"),
+        [binding("one", "audit.example.com"), binding("two", "audit.example.com")],
+      ],
+    ]).validate(a);
+    expect(a.annotations).toEqual({ "audit.example.com/replicas": "replicas=3" });
+  });
+
+  it("null is not published; a non-string value denies under Fail and is dropped under Ignore", async () => {
+    const a = attrs();
+    await plugin([[audited("null"), [binding("b", "audit.example.com")]]]).validate(a);
+    expect(a.annotations).toEqual({});
+    const err = await refusal(
+      plugin([[audited("object.spec.replicas"), [binding("b", "audit.example.com")]]]).validate(attrs()),
+    );
+    expect(err.message).toMatch(
+      /denied request: valueExpression 'object.spec.replicas' resulted in unsupported return type: int. Return type must be either string or null.$/,
+    );
+    await plugin([[audited("object.spec.replicas", "Ignore"), [binding("b", "audit.example.com")]]]).validate(
+      attrs(),
+    );
+  });
+});
+
 describe("ValidatingAdmissionPolicy: matching", () => {
   it("judges nothing without a binding, and a binding narrows its policy by namespace", async () => {
     const big = attrs({ object: deployment(9) });

@@ -17,6 +17,8 @@
  * Invariants:
  * - every matching policy and binding is evaluated, and warnings and audit annotations of all
  *   of them are kept; the first denial collected is the one the client sees;
+ * - a policy's `auditAnnotations` are published as `<policy>/<key>`, the distinct values its
+ *   bindings produced joined by ", ";
  * - the denial is a 403-shaped `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy
  *   '<policy>' with binding '<binding>' denied request: <message>` whose reason and code are the
  *   validation's reason (Invalid: 422 by default);
@@ -24,7 +26,7 @@
  *
  * What upstream does differently: the request's object is converted to the version the rule
  * matched (here every resource has one version); the `authorizer` variable and the cost budget
- * are missing (cel.ts); `auditAnnotations` are validated but not evaluated here.
+ * are missing (cel.ts).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/dispatcher.go (dispatcher.Dispatch, publishValidationFailureAnnotation, ValidationFailureValue)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/policy/validating/plugin.go (PluginName)
@@ -152,6 +154,7 @@ export class ValidatingAdmissionPolicyPlugin implements ValidationInterface {
         continue;
       }
       if (!matched) continue;
+      const published = new Map<string, string[]>();
       for (const binding of bindings) {
         try {
           if (
@@ -190,11 +193,31 @@ export class ValidatingAdmissionPolicyPlugin implements ValidationInterface {
             params: param,
             namespaceObject,
           };
-          validatePolicy(compiled, policy.spec.failurePolicy, input).forEach((decision, i) => {
+          const result = validatePolicy(compiled, policy.spec.failurePolicy, input);
+          result.decisions.forEach((decision, i) => {
             if (decision.action !== "deny") return;
             this.act(a, policy, binding, decision, i, denials);
           });
+          for (const ann of result.auditAnnotations) {
+            if (ann.action === "publish" && ann.value !== undefined) {
+              const values = published.get(ann.key) ?? [];
+              if (!values.includes(ann.value)) values.push(ann.value); // same value from two bindings: once
+              published.set(ann.key, values);
+            } else if (ann.action === "error") {
+              // Under Fail an audit annotation that cannot be computed denies, whatever the actions.
+              denials.push({
+                decision: { action: "deny", evaluation: "error", message: ann.error ?? "" },
+                policy,
+                binding,
+              });
+            }
+          }
         }
+      }
+      // auditAnnotationCollector.publish: `<policy>/<key>`, distinct values joined by ", ".
+      for (const [key, values] of published) {
+        const name = `${policy.metadata.name ?? ""}/${key}`;
+        if (a.annotations && a.annotations[name] === undefined) a.annotations[name] = values.join(", ");
       }
     }
     if (denials.length > 0) throw this.denialError(a, denials[0]);

@@ -38,7 +38,30 @@ export interface PolicyDecision {
   reason?: string;
 }
 
+/** One audit annotation's result (upstream: PolicyAuditAnnotation). */
+export interface PolicyAuditAnnotation {
+  action: "publish" | "exclude" | "error";
+  key: string;
+  value?: string;
+  error?: string;
+}
+
+export interface ValidateResult {
+  decisions: PolicyDecision[];
+  auditAnnotations: PolicyAuditAnnotation[];
+}
+
 const maxEvaluatedMessageExpressionSizeBytes = 5 * 1024;
+const maxAuditAnnotationValueLength = 10 * 1024;
+
+/** The CEL type name of a value, for the unsupported-return-type error. */
+function celTypeOf(v: unknown): string {
+  if (typeof v === "bigint") return "int";
+  if (typeof v === "number") return "double";
+  if (typeof v === "boolean") return "bool";
+  if (Array.isArray(v)) return "list";
+  return "map";
+}
 
 const actionForError = (f: FailurePolicyType | undefined): PolicyDecisionAction =>
   f === "Ignore" ? "admit" : "deny";
@@ -52,7 +75,7 @@ export function validatePolicy(
   compiled: CompiledPolicy,
   failurePolicy: FailurePolicyType | undefined,
   input: ActivationInput,
-): PolicyDecision[] {
+): ValidateResult {
   const activation = newActivation(input, compiled.variables);
   const errors: string[] = [];
   for (const c of compiled.matchConditions) {
@@ -63,16 +86,16 @@ export function validatePolicy(
       errors.push(messageOf(e));
       continue;
     }
-    if (result === false) return []; // the policy does not apply
+    if (result === false) return { decisions: [], auditAnnotations: [] }; // the policy does not apply
   }
   if (errors.length > 0) {
-    if (failurePolicy === "Ignore") return [];
+    if (failurePolicy === "Ignore") return { decisions: [], auditAnnotations: [] };
     // Go's utilerrors.NewAggregate: one error reads as itself, several as a list.
     const message = errors.length === 1 ? errors[0] : `[${errors.join(", ")}]`;
-    return [{ action: "deny", evaluation: "error", message }];
+    return { decisions: [{ action: "deny", evaluation: "error", message }], auditAnnotations: [] };
   }
 
-  return compiled.validations.map(({ validation, program, message }): PolicyDecision => {
+  const decisions = compiled.validations.map(({ validation, program, message }): PolicyDecision => {
     let result: unknown;
     try {
       result = program.run(activation);
@@ -97,8 +120,39 @@ export function validatePolicy(
     if (text === "") text = `failed expression: ${validation.expression.trim()}`;
     return { action: "deny", evaluation: "deny", message: text, reason: validation.reason ?? "Invalid" };
   });
+  return { decisions, auditAnnotations: evaluateAuditAnnotations(compiled, failurePolicy, activation) };
 }
 // #endregion validate
+
+// #region audit-annotations
+/** A string is published (trimmed, at most 10 KiB), null or blank excluded, anything else an error. */
+function evaluateAuditAnnotations(
+  compiled: CompiledPolicy,
+  failurePolicy: FailurePolicyType | undefined,
+  activation: Record<string, unknown>,
+): PolicyAuditAnnotation[] {
+  const onError = failurePolicy === "Ignore" ? "exclude" : "error";
+  return compiled.auditAnnotations.map(({ key, program }): PolicyAuditAnnotation => {
+    let value: unknown;
+    try {
+      value = program.run(activation);
+    } catch (e) {
+      return { action: onError, key, error: messageOf(e) };
+    }
+    if (value === null) return { action: "exclude", key };
+    if (typeof value !== "string") {
+      return {
+        action: onError,
+        key,
+        error: `valueExpression '${program.expression}' resulted in unsupported return type: ${celTypeOf(value)}. Return type must be either string or null.`,
+      };
+    }
+    const trimmed = value.trim();
+    if (trimmed === "") return { action: "exclude", key };
+    return { action: "publish", key, value: trimmed.slice(0, maxAuditAnnotationValueLength) };
+  });
+}
+// #endregion audit-annotations
 
 // #region reason-to-code
 /** reasonToCode: the HTTP code of the Status a denial with this reason becomes. */
