@@ -134,7 +134,7 @@ function validateResources(resources: readonly string[] | undefined, path: strin
 }
 
 /** validateRuleWithOperations with validateRule: operations, groups, versions, resources, scope. */
-function validateRuleWithOperations(rule: RuleWithOperations, path: string): FieldError[] {
+export function validateRuleWithOperations(rule: RuleWithOperations, path: string): FieldError[] {
   const errors: FieldError[] = [];
   const ops = rule.operations ?? [];
   if (ops.length === 0) errors.push(required(childPath(path, "operations")));

@@ -42,6 +42,11 @@ import {
 import { arr, type JSONObject, obj } from "./json.ts";
 import type { KubeObject } from "./meta.ts";
 import { setDefaultsBinding } from "./rbac.ts";
+// chapter 3: ValidatingAdmissionPolicy
+import {
+  setDefaultsValidatingAdmissionPolicy,
+  setDefaultsValidatingAdmissionPolicyBinding,
+} from "./validatingadmissionpolicy.ts";
 
 /** Go's "zero value" test for the fields upstream defaults with `if x == ""` / `if x == 0` / `if x == nil`. */
 function unset(value: unknown): boolean {
@@ -95,6 +100,10 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
     setDefaultsValidatingWebhookConfiguration(o),
   // chapter 3: admission
   "v1/LimitRange": (o) => setDefaultsLimitRange(o),
+  // chapter 3: ValidatingAdmissionPolicy
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy": (o) => setDefaultsValidatingAdmissionPolicy(o),
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding": (o) =>
+    setDefaultsValidatingAdmissionPolicyBinding(o),
 };
 // #endregion set-defaults
 

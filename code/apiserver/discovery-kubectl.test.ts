@@ -185,8 +185,9 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "SelfSubjectAccessReview",
     ]);
     expect(rows).toContainEqual(["clusterroles", "rbac.authorization.k8s.io/v1", "false", "ClusterRole"]);
-    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, the two webhook configurations, limitranges, resourcequotas and selfsubjectreviews.
-    expect(rows).toHaveLength(26);
+    // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, the two webhook configurations, limitranges, resourcequotas and selfsubjectreviews,
+    // and (ValidatingAdmissionPolicy) validatingadmissionpolicies and validatingadmissionpolicybindings.
+    expect(rows).toHaveLength(28);
     expect(rows).toContainEqual([
       "mutatingwebhookconfigurations",
       "admissionregistration.k8s.io/v1",

@@ -287,6 +287,30 @@ export const resources: readonly ResourceInfo[] = [
     categories: ["api-extensions"],
     subresources: [],
   },
+  // chapter 3: ValidatingAdmissionPolicy (cluster-scoped, category api-extensions; upstream also
+  // serves validatingadmissionpolicies/status, written by its type checker — not served here).
+  {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    resource: "validatingadmissionpolicies",
+    singularName: "validatingadmissionpolicy",
+    kind: "ValidatingAdmissionPolicy",
+    namespaced: false,
+    verbs: all,
+    categories: ["api-extensions"],
+    subresources: [],
+  },
+  {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    resource: "validatingadmissionpolicybindings",
+    singularName: "validatingadmissionpolicybinding",
+    kind: "ValidatingAdmissionPolicyBinding",
+    namespaced: false,
+    verbs: all,
+    categories: ["api-extensions"],
+    subresources: [],
+  },
   // chapter 3: serving and authentication — `kubectl auth whoami`. The singular name is
   // upstream's as its REST reports it (GetSingularName answers "selfsubjectrulesreview").
   {

@@ -34,6 +34,7 @@ import { newPriority } from "./plugin/priority.ts";
 import { newResourceQuota } from "./plugin/resource-quota.ts";
 import { newServiceAccount } from "./plugin/service-account.ts";
 import { newPodSecurity } from "./podsecurity/admission.ts";
+import { newValidatingAdmissionPolicy } from "./policy/validating.ts";
 import { depsFromStores } from "./webhook/generic.ts";
 import { MutatingAdmissionWebhook } from "./webhook/mutating.ts";
 import { WebhookSource } from "./webhook/source.ts";
@@ -141,6 +142,8 @@ export const pluginFactories: Record<string, PluginFactory> = {
       unreachableSeconds: opts.defaultUnreachableTolerationSeconds,
     }),
   ResourceQuota: (ctx) => newResourceQuota(ctx),
+  // chapter 3: ValidatingAdmissionPolicy — CEL policies and bindings read from their own stores.
+  ValidatingAdmissionPolicy: (ctx) => newValidatingAdmissionPolicy(ctx),
 };
 
 function storeOf(ctx: PluginContext, group: string, resource: string): Store {

@@ -163,6 +163,12 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
     ValidatingWebhookConfiguration: kind("ValidatingWebhookConfiguration", {
       webhooks: mergeBy("name", struct("ValidatingWebhook", { matchConditions: mergeBy("name") })),
     }),
+    // chapter 3: ValidatingAdmissionPolicy
+    ValidatingAdmissionPolicy: kind("ValidatingAdmissionPolicy", {
+      spec: { type: struct("ValidatingAdmissionPolicySpec", { matchConditions: mergeBy("name") }) },
+      status: { type: struct("ValidatingAdmissionPolicyStatus", { conditions }) },
+    }),
+    ValidatingAdmissionPolicyBinding: kind("ValidatingAdmissionPolicyBinding"),
   },
 };
 // #endregion table

@@ -37,7 +37,7 @@ const protoFiles = [
   "scheduling.proto",
   "coordination.proto",
   "rbac.proto", // chapter 3: RBAC
-  "admissionregistration.proto", // chapter 3: webhooks
+  "admissionregistration.proto", // chapter 3: webhooks and ValidatingAdmissionPolicy
 ];
 
 let root: protobuf.Root | undefined;

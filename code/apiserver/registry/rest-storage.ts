@@ -52,6 +52,11 @@ import { resourceQuotaStrategy } from "./strategies/resourcequotas.ts";
 import { secretStrategy } from "./strategies/secrets.ts";
 import { serviceAccountStrategy } from "./strategies/serviceaccounts.ts";
 import { serviceStrategy } from "./strategies/services.ts";
+// chapter 3: ValidatingAdmissionPolicy
+import {
+  validatingAdmissionPolicyBindingStrategy,
+  validatingAdmissionPolicyStrategy,
+} from "./strategies/validatingadmissionpolicies.ts";
 // chapter 3: webhooks
 import {
   mutatingWebhookConfigurationStrategy,
@@ -85,6 +90,9 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   // chapter 3: admission
   "/limitranges": limitRangeStrategy,
   "/resourcequotas": resourceQuotaStrategy,
+  // chapter 3: ValidatingAdmissionPolicy
+  "admissionregistration.k8s.io/validatingadmissionpolicies": validatingAdmissionPolicyStrategy,
+  "admissionregistration.k8s.io/validatingadmissionpolicybindings": validatingAdmissionPolicyBindingStrategy,
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */
