@@ -21,6 +21,8 @@
  *   does; with no `--cert-dir`, the certificate is made in memory and lost on exit;
  * - the handshake advertises the client CAs (`ca`), as upstream's server does: Go clients such as
  *   kubectl send their certificate only if one of those CAs issued it.
+ * - a connection is never renegotiated (Go's server does not renegotiate either): its client
+ *   certificate is fixed at the handshake, which the x509 authenticator relies on.
  *
  * What upstream does differently: kube-apiserver's default `--cert-dir` is /var/run/kubernetes
  * (ours: none, in memory), its `--bind-address` 0.0.0.0 (ours: 127.0.0.1), and it reloads
@@ -153,7 +155,7 @@ export function newSecureServer(
   clientCA: string | undefined,
   handler: RequestListener,
 ): Server {
-  return createServer(
+  const server = createServer(
     {
       cert: servingCert.cert,
       key: servingCert.key,
@@ -164,6 +166,10 @@ export function newSecureServer(
     },
     handler,
   );
+  // Go's TLS server never renegotiates, so a connection's client certificate is the one of its
+  // handshake for its whole life — which lets x509.ts decide once per connection.
+  server.on("secureConnection", (socket) => socket.disableRenegotiation());
+  return server;
 }
 // #endregion secure-server
 
