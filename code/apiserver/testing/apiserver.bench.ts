@@ -654,11 +654,15 @@ const listURL: Record<ListKind, (t: Target) => string> = {
 /** Pods in namespace bench-0: pod-i went to namespace i mod namespaces. */
 const namespacePods = () => Math.ceil(opts.pods / opts.namespaces);
 
+/** Per target: a listed pod's size in bytes (JSON) — admission's defaults make a pod larger. */
+const bytesPerPod = new Map<string, number>();
+
 async function timedList(t: Target, kind: ListKind): Promise<number> {
   const t0 = performance.now();
   const r = await must(200, "GET", listURL[kind](t));
   const ms = performance.now() - t0;
   const items = (JSON.parse(r.body) as { items: unknown[] }).items.length;
+  bytesPerPod.set(t.name, Buffer.byteLength(r.body) / items);
   const want = kind === "namespace" ? namespacePods() : opts.pods;
   if (items !== want) throw new Error(`${t.name}: ${kind} list returned ${items} pods, want ${want}`);
   return ms;
@@ -937,6 +941,8 @@ async function startSecured(): Promise<Target> {
 
 interface TargetResult {
   creates: { one: CreateResult; many: CreateResult; stages?: StageCosts };
+  /** A pod's size in the lists (JSON bytes). */
+  bytesPerPod?: number;
   /** The secured target: what its gates cost during the lists and gets. */
   readStages?: StageCosts;
   lists: Record<ListKind, Latency>;
@@ -995,6 +1001,7 @@ async function main(): Promise<void> {
         },
         get: latency(got.samples),
         readStages: await stageCosts(t, reads0.get(t.name)),
+        bytesPerPod: bytesPerPod.get(t.name),
       });
     }
     for (const t of targets) {
@@ -1100,6 +1107,7 @@ function report(results: Map<string, TargetResult>): void {
     `list one namespace (${namespacePods()} pods): p50 / p99 ms`,
     ...names.map((n) => pair(results.get(n)?.lists.namespace)),
   ]);
+  row("  bytes per pod in a list (JSON)", (r) => r.bytesPerPod);
   rows.push([`get one pod: p50 / p99 ms`, ...names.map((n) => pair(results.get(n)?.get))]);
   row(`watch fan-out, ${opts.churn} writes: watchers`, (r) => r.watch?.watchers);
   row("  events/s delivered", (r) => r.watch?.eventsPerSec);
