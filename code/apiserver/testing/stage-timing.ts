@@ -12,9 +12,11 @@
  * Invariants:
  * - off (the default, and everywhere but the benchmark), nothing is wrapped: the request path
  *   is the learner's, unchanged, at no cost;
- * - on, each stage keeps a call count and a nanosecond sum (`process.hrtime.bigint`): a few
- *   integer additions per request; the figures are wall time inside the stage, which under
- *   concurrency may include a few microtasks of other requests;
+ * - on, each stage keeps a call count, a wall-time sum (`process.hrtime.bigint`) and a CPU-time
+ *   sum (`process.cpuUsage`, one getrusage call at each end): a few additions per request. CPU
+ *   time is the cost: on a shared machine the wall time also counts the moments the process
+ *   waited for a core. Both may include a little work of other requests, when a stage awaits
+ *   (admission's store reads) and their microtasks run meanwhile;
  * - the admission figure is the mutating plus the validating chain, the whole of the
  *   plugins' work for one write (a plugin's own store reads included).
  *
@@ -34,13 +36,13 @@ import type { Authorizer } from "../authz/authorizer.ts";
 
 export type Stage = "authn" | "authz" | "admission";
 
-/** Per stage: calls and total nanoseconds since the process started. */
-export type StageTotals = Record<Stage, { calls: number; ns: number }>;
+/** Per stage: calls, total wall nanoseconds and total CPU microseconds since the process started. */
+export type StageTotals = Record<Stage, { calls: number; ns: number; cpuUs: number }>;
 
 const totals: StageTotals = {
-  authn: { calls: 0, ns: 0 },
-  authz: { calls: 0, ns: 0 },
-  admission: { calls: 0, ns: 0 },
+  authn: { calls: 0, ns: 0, cpuUs: 0 },
+  authz: { calls: 0, ns: 0, cpuUs: 0 },
+  admission: { calls: 0, ns: 0, cpuUs: 0 },
 };
 let enabled = false;
 
@@ -56,11 +58,15 @@ export function stageTotals(): StageTotals {
 
 async function timed<T>(stage: Stage, run: () => Promise<T>): Promise<T> {
   const t0 = process.hrtime.bigint();
+  const cpu0 = process.cpuUsage();
   try {
     return await run();
   } finally {
-    totals[stage].calls++;
-    totals[stage].ns += Number(process.hrtime.bigint() - t0);
+    const cpu = process.cpuUsage(cpu0);
+    const total = totals[stage];
+    total.calls++;
+    total.ns += Number(process.hrtime.bigint() - t0);
+    total.cpuUs += cpu.user + cpu.system;
   }
 }
 
