@@ -91,6 +91,7 @@ import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
 import { newSecureServer, type SecureServingOptions, servingCertKey } from "./serving.ts";
 import { newStorageBackend } from "./storage/factory.ts";
+import { withStageTiming } from "./testing/stage-timing.ts"; // benchmark (issue 12)
 
 export interface APIServerOptions {
   /** `--etcd-servers`; none: the embedded store. */
@@ -270,7 +271,14 @@ async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ 
   opts.onServingCert?.(cert.origin);
   const clientCAFile = opts.authentication?.clientCAFile;
   const clientCA = clientCAFile ? await readFile(clientCAFile, "utf8") : undefined;
-  const server = newSecureServer(cert, clientCA, (req, res) => void handle(ctx, authenticator, req, res));
+  // benchmark (issue 12): per-stage timing of the gates — unchanged unless the benchmark's child
+  // turned it on (testing/stage-timing.ts).
+  const gates = withStageTiming(ctx, authenticator);
+  const server = newSecureServer(
+    cert,
+    clientCA,
+    (req, res) => void handle(gates.ctx, gates.authenticator, req, res),
+  );
   servers.push(server as unknown as Server);
   const url = await listen(
     server,

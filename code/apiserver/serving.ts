@@ -21,6 +21,9 @@
  *   does; with no `--cert-dir`, the certificate is made in memory and lost on exit;
  * - the handshake advertises the client CAs (`ca`), as upstream's server does: Go clients such as
  *   kubectl send their certificate only if one of those CAs issued it.
+ * - an idle keep-alive connection is kept 90 s (upstream's IdleTimeout), not Node's 5 s;
+ * - a connection is never renegotiated (Go's server does not renegotiate either): its client
+ *   certificate is fixed at the handshake, which the x509 authenticator relies on.
  *
  * What upstream does differently: kube-apiserver's default `--cert-dir` is /var/run/kubernetes
  * (ours: none, in memory), its `--bind-address` 0.0.0.0 (ours: 127.0.0.1), and it reloads
@@ -28,7 +31,7 @@
  * valid one year (ours: pki-helpers' 10 years and 1 year).
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/serving.go (SecureServingOptions, MaybeDefaultWithSelfSignedCerts)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/secure_serving.go (SecureServingInfo.tlsConfig, Serve: "Serving securely on")
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/secure_serving.go (SecureServingInfo.tlsConfig, Serve: "Serving securely on"; RunServer: IdleTimeout 90 s)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/client-go/util/cert/cert.go (GenerateSelfSignedCertKeyWithFixtures, CanReadCertAndKey)
  * @chapter 03-api-security
  */
@@ -156,7 +159,7 @@ export function newSecureServer(
   clientCA: string | undefined,
   handler: RequestListener,
 ): Server {
-  return createServer(
+  const server = createServer(
     {
       cert: servingCert.cert,
       key: servingCert.key,
@@ -173,6 +176,14 @@ export function newSecureServer(
     },
     handler,
   );
+  // Go's TLS server never renegotiates, so a connection's client certificate is the one of its
+  // handshake for its whole life — which lets x509.ts decide once per connection.
+  server.on("secureConnection", (socket) => socket.disableRenegotiation());
+  // Upstream's IdleTimeout (secure_serving.go): an idle keep-alive connection stays 90 s, not
+  // Node's 5 s — a client pausing a few seconds would otherwise pay a new TLS handshake and its
+  // certificate's verification again.
+  server.keepAliveTimeout = 90_000;
+  return server;
 }
 // #endregion secure-server
 

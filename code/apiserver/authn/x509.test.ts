@@ -81,6 +81,31 @@ describe("the x509 authenticator", () => {
     expect(new X509Authenticator([ca.cert], () => now).authenticateChain([noCN])).toBeNull();
   });
 
+  it("decides once per connection, but still refuses the connection once its certificate expired", async () => {
+    const cert = await sign(client("jane", ["dev"]));
+    let reads = 0;
+    const connection = () => {
+      const peer = { raw: cert.raw, fingerprint256: cert.fingerprint256, issuerCertificate: undefined };
+      const socket = {
+        getPeerCertificate: () => {
+          reads++;
+          return peer;
+        },
+      };
+      return { headers: {}, socket } as unknown as IncomingMessage;
+    };
+    let at = now;
+    const authn = new X509Authenticator([ca.cert], () => at);
+    const [first, second] = [connection(), connection()];
+    expect((await authn.authenticateRequest(first))?.user.name).toBe("jane");
+    expect((await authn.authenticateRequest(first))?.user.groups).toEqual(["dev"]);
+    expect(reads).toBe(1); // the keep-alive connection's second request: no parsing, no signature check
+    expect((await authn.authenticateRequest(second))?.user.name).toBe("jane");
+    expect(reads).toBe(2); // another connection is decided on its own
+    at = new Date(now.getTime() + 2 * 365 * 86400_000); // the connection outlived its certificate
+    await expect(authn.authenticateRequest(first)).rejects.toThrow(/has expired or is not yet valid/);
+  });
+
   it("reads every CA of a bundle", async () => {
     const bundle = encodeCertPEM(ca.cert) + encodeCertPEM(other.cert);
     expect(parseCertificateBundle(bundle).map((c: X509Certificate) => c.fingerprint256)).toEqual([

@@ -13,6 +13,9 @@
  *   validity period and the leaf usable for client authentication: the user;
  * - anything else (another CA, expired, not yet valid, a server-only certificate): an
  *   AuthenticationError. The union keeps it, so the request is a 401 — never anonymous.
+ * - a connection's certificates are verified and parsed once, at its first request (the server
+ *   refuses renegotiation, so they cannot change); later requests on it check only the
+ *   validity period, which a long-lived keep-alive connection may outlive.
  *
  * Why verify here and not in the TLS handshake: the handshake accepts any certificate
  * (`requestCert: true, rejectUnauthorized: false`, as Go's `tls.RequestClientCert`), because a
@@ -139,7 +142,23 @@ export function peerCertificates(req: IncomingMessage): X509Certificate[] {
   return chain;
 }
 
+/** A connection's decision, and the instants between which its whole chain is valid. */
+interface ConnectionDecision {
+  resp: AuthenticatorResponse | null;
+  notBefore: number;
+  notAfter: number;
+}
+
 export class X509Authenticator implements Authenticator {
+  /**
+   * Per TLS connection, the decision on its certificates, made at its first request: a
+   * connection's certificates cannot change (the server refuses renegotiation, as Go's does —
+   * serving.ts), so a keep-alive client's later requests skip the parsing and the signature
+   * check. The validity period is still checked on every request, as upstream's per-request
+   * Verify does; outside it the chain is verified again, and refused with its reason.
+   */
+  private readonly byConnection = new WeakMap<object, ConnectionDecision>();
+
   constructor(
     /** `--client-ca-file`'s certificates. */
     private readonly roots: readonly X509Certificate[],
@@ -147,9 +166,21 @@ export class X509Authenticator implements Authenticator {
   ) {}
 
   async authenticateRequest(req: IncomingMessage): Promise<AuthenticatorResponse | null> {
+    const known = this.byConnection.get(req.socket);
+    if (known) {
+      const t = this.now().getTime();
+      if (t >= known.notBefore && t <= known.notAfter) return known.resp;
+    }
     const peer = peerCertificates(req);
     if (peer.length === 0) return null;
-    return this.authenticateChain(peer);
+    const chain = verifyClientCertificate(peer, this.roots, this.now());
+    const resp = commonNameUser(chain[0] as X509Certificate);
+    this.byConnection.set(req.socket, {
+      resp,
+      notBefore: Math.max(...chain.map((c) => new Date(c.validFrom).getTime())),
+      notAfter: Math.min(...chain.map((c) => new Date(c.validTo).getTime())),
+    });
+    return resp;
   }
 
   /** The decision on the certificates alone (the unit tests call it with no socket). */

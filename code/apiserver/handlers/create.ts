@@ -29,8 +29,11 @@ export async function createResource(scope: RequestScope): Promise<void> {
     kind: scope.resource.kind,
   });
   const dryRun = dryRunParam(scope.query, "CreateOptions");
-  await admitCreate(scope, obj);
-  const created = await scope.store.create(scope.info.namespace, trackManagedFields(scope, undefined, obj), {
+  // The request's fields are its manager's before mutating admission runs (upstream's order, as
+  // update and patch do): what admission adds — a token volume, tolerations — is no one's.
+  const tracked = trackManagedFields(scope, undefined, obj);
+  await admitCreate(scope, tracked);
+  const created = await scope.store.create(scope.info.namespace, tracked, {
     dryRun,
     createValidation: createValidation(scope),
   });

@@ -1,5 +1,7 @@
 // The API server benchmark in a tiny size: it runs end to end, prints its table, SLO verdicts and
 // watch check, and `--json` prints one JSON object whose figures are consistent with the sizes asked.
+// The secured target (HTTPS, x509, RBAC, admission) runs too: its ratios against the insecure run
+// and its per-stage lines are printed (their shape is checked, never their values).
 // Timing is not checked here (performance is measured by `npm run bench -- apiserver`, never in tests).
 import { spawn } from "node:child_process";
 import { join } from "node:path";
@@ -13,6 +15,7 @@ const tiny = [
   "--no-etcd",
   ...["--pods", "12", "--namespaces", "2", "--creates1", "3", "--clients", "4"],
   ...["--lists", "2", "--gets", "3", "--watchers", "3", "--churn", "8", "--writers", "2"],
+  ...["--rolebindings", "20"],
 ];
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -50,6 +53,20 @@ describe("apiserver.bench.ts in quick mode", () => {
     expect(text.stdout).toMatch(/namespace list p99 ≤ 5 s\s+(PASS|FAIL) \(\d+ ms\)/);
     expect(text.stdout).toMatch(/server CPU ms per 1,000 events delivered\s+[\d.,]+\s+[\d.,]+/);
     expect(text.stdout).toContain("every watcher received every event, once");
+    expect(text.stdout).toContain("with 20 RoleBindings over 3 namespaces");
+    expect(text.stdout).toMatch(
+      /identity: User "bench-loadgen" .*RoleBinding bench-loadgen-edit.*ClusterRoleBinding/,
+    );
+    expect(text.stdout).toMatch(/create, 4 clients: pods\/s\s+[\d.,]+×\s+(PASS|FAIL)/);
+    expect(text.stdout).toMatch(/watch fan-out: events\/s delivered\s+[\d.,]+×\s+(PASS|FAIL)/);
+    expect(text.stdout).toMatch(/secured mutating p99 ≤ 1 s \(SLO\)\s+[\d,]+ ms\s+(PASS|FAIL)/);
+    for (const phase of ["create (4 clients)", "lists and gets", "watch churn (writes)"])
+      for (const stage of ["authn", "authz", "admission"])
+        expect(text.stdout).toMatch(
+          new RegExp(
+            `stage ${stage} \\(${phase.replace(/[()]/g, "\\$&")}\\): [\\d.,]+ µs/request, [\\d.,]+% of server CPU per request`,
+          ),
+        );
 
     expect(json.code, json.stderr).toBe(0);
     const out = JSON.parse(json.stdout) as {
@@ -71,9 +88,16 @@ describe("apiserver.bench.ts in quick mode", () => {
         }
       >;
       slo: { target: string; pass: boolean; p99Ms: number }[];
+      secured: {
+        ratios: { measure: string; ratio: number; pass: boolean }[];
+        stages: {
+          phase: string;
+          costs: { requests: number; perStage: Record<string, { usPerRequest: number }> };
+        }[];
+      };
     };
     expect(out.options).toMatchObject({ pods: 12, watchers: 3, churn: 8 });
-    expect(Object.keys(out.results).sort()).toEqual(["cache", "no-cache"]);
+    expect(Object.keys(out.results).sort()).toEqual(["cache", "no-cache", "secured"]);
     for (const r of Object.values(out.results)) {
       expect(r.creates.one.count + r.creates.many.count).toBe(12);
       expect(r.lists.clusterCache.count).toBe(2);
@@ -88,6 +112,11 @@ describe("apiserver.bench.ts in quick mode", () => {
       });
       expect(Number.isFinite(r.watch.serverCpuMsPer1000)).toBe(true); // read from /proc/<pid>/stat
     }
-    expect(out.slo).toHaveLength(8);
-  }, 120_000);
+    expect(out.slo).toHaveLength(12);
+    expect(out.secured.ratios).toHaveLength(10);
+    // Every pod create of the 4-client phase passed the three stages; its requests are counted.
+    const creates = out.secured.stages.find((s) => s.phase === "create (4 clients)");
+    expect(creates?.costs.requests).toBe(12 - 3);
+    expect(Object.keys(creates?.costs.perStage ?? {}).sort()).toEqual(["admission", "authn", "authz"]);
+  }, 240_000);
 });

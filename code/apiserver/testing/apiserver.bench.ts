@@ -25,7 +25,13 @@
  * Targets: the embedded in-memory store with the watch cache on (upstream's default) and off
  * (`watchCache: false`, the reference: the ratio is what the cacher buys; its fan-out uses at
  * most `--ref-watchers` (100) watchers, each an etcd watch of its own), and, when
- * `/usr/bin/etcd` exists, a real etcd behind the API server (creates and lists only).
+ * `/usr/bin/etcd` exists, a real etcd behind the API server (creates and lists only); and
+ * (chapter 3) "secured": the "cache" target over HTTPS only, with x509 client certificates, RBAC
+ * (`--authorization-mode=Node,RBAC`) holding `--rolebindings` (1,000) RoleBindings spread over
+ * the namespaces beside the bootstrap policy, and the default admission plugins. Its workload runs
+ * as a tenant-like user (`bench-loadgen`, not system:masters) through keep-alive TLS agents, as a
+ * real client; the ratios secured / cache are printed against the aim of 0.8×, with the cost of
+ * each gate (authn, authz, admission) measured inside the server (stage-timing.ts) per request.
  * Then pass/fail per upstream SLO (p99 per cluster-day: mutating calls ≤ 1 s; non-streaming
  * reads ≤ 1 s for one object, ≤ 5 s for a namespace, ≤ 30 s for the cluster). Upstream measures
  * inside the API server, from receiving the request to its last byte; we measure at the client,
@@ -33,7 +39,8 @@
  *
  * Flags: --pods N (10000), --namespaces N (10), --creates1 N (200 of the pods, by one client),
  * --clients N (32), --lists N (8), --gets N (200), --watchers N (1000), --churn N (10000),
- * --writers N (16), --lag N (50), --ref-watchers N (100), --targets cache,no-cache,etcd (all),
+ * --writers N (16), --lag N (50), --ref-watchers N (100), --rolebindings N (1000),
+ * --targets cache,no-cache,etcd,secured (all),
  * --quick (a few seconds: tiny sizes), --no-etcd, --json, --cpu-prof-dir DIR (each API server
  * writes V8 CPU profiles to `DIR/<target>/`, to find the bottleneck: the largest is the
  * server's main thread).
@@ -43,21 +50,32 @@
  * --churn 1000` (ten times fewer events) takes under 2 minutes; `--quick` a few seconds. The
  * sizes used are printed with the figures.
  *
- * The machine may be shared: the list repetitions alternate between the targets, so a change of
- * load hits all of them alike.
+ * The machine may be shared: the creates (in rounds) and the list repetitions alternate between
+ * the targets, so a change of load hits all of them alike; the server's CPU time per pod created
+ * and per event delivered is printed beside the rates, as the steadier figure.
  *
  * @upstream kubernetes/community sig-scalability/slos/api_call_latency.md (the API call latency SLOs)
  * @upstream kubernetes/community sig-scalability/slos/watch_latency.md (watch latency: from the write to the watcher)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain: the secured target's gates)
  * @chapter 02-apiserver
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { Agent, type IncomingMessage, request } from "node:http";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest, Agent as TLSAgent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  encodeCertPEM,
+  encodePrivateKeyPEM,
+  newCertificateAuthority,
+  newPrivateKey,
+  newSignedCert,
+} from "../../pki/pki-helpers.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type APIServerOptions, startAPIServer } from "../server.ts";
+import { enableStageTiming, type Stage, type StageTotals, stageTotals } from "./stage-timing.ts";
 
 const etcdBinary = "/usr/bin/etcd";
 const quick = process.argv.includes("--quick");
@@ -85,6 +103,7 @@ const opts = {
   writers: flag("writers", 16, 4),
   lag: flag("lag", 50, 10),
   refWatchers: flag("ref-watchers", 100, 5),
+  roleBindings: flag("rolebindings", 1000, 40),
 };
 opts.creates1 = Math.min(opts.creates1, opts.pods);
 const json = process.argv.includes("--json");
@@ -107,13 +126,31 @@ function progress(line: string): void {
 // ---- the child: one API server per process ----
 
 /** `apiserver.bench.ts --serve '<options JSON>'`: start, print the URL, stop when stdin closes. */
-async function serveChild(options: APIServerOptions): Promise<void> {
-  const server = await startAPIServer({ ...options, insecurePort: 0 });
+async function serveChild(options: APIServerOptions & { stageTiming?: boolean }): Promise<void> {
+  const { stageTiming, ...serverOptions } = options;
+  if (stageTiming) enableStageTiming();
+  // The secured target serves HTTPS only; the others plain HTTP on a free port.
+  const server = await startAPIServer(
+    serverOptions.securePort === undefined ? { ...serverOptions, insecurePort: 0 } : serverOptions,
+  );
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
   const stop = () => {
     void server.close().finally(() => process.exit(0));
   };
-  process.stdin.on("end", stop).on("close", stop).resume();
+  // Each line "stats" on stdin is answered with one line of the stage counters (stage-timing.ts).
+  let input = "";
+  process.stdin
+    .setEncoding("utf8")
+    .on("data", (chunk: string) => {
+      input += chunk;
+      for (let nl = input.indexOf("\n"); nl >= 0; nl = input.indexOf("\n")) {
+        if (input.slice(0, nl) === "stats")
+          process.stdout.write(`${JSON.stringify({ stages: stageTotals() })}\n`);
+        input = input.slice(nl + 1);
+      }
+    })
+    .on("end", stop)
+    .on("close", stop);
   process.on("SIGTERM", stop);
 }
 
@@ -145,10 +182,19 @@ interface Target {
   pid?: number;
   /** Whether the watch fan-out runs on it. */
   watch: boolean;
+  /** The secured target: the workload's identity, and the admin's for the setup. */
+  tls?: { client: Creds; admin: Creds };
+  /** The child's stage counters now (the secured target only). */
+  stats?: () => Promise<StageTotals>;
   close(): Promise<void>;
 }
 
-async function startTarget(name: string, options: APIServerOptions, watch: boolean): Promise<Target> {
+async function startTarget(
+  name: string,
+  options: APIServerOptions & { stageTiming?: boolean },
+  watch: boolean,
+  tls?: { client: Creds; admin: Creds },
+): Promise<Target> {
   const self = fileURLToPath(import.meta.url);
   const profile = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(cpuProfDir, name)}`] : [];
   const child = spawn(
@@ -163,12 +209,20 @@ async function startTarget(name: string, options: APIServerOptions, watch: boole
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
   });
+  /** Waiting for the child's answers to "stats", in order. */
+  const statsWaiting: ((s: StageTotals) => void)[] = [];
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk;
-      const line = /^(\{.*\})\n/m.exec(out);
-      if (line) resolve((JSON.parse(line[1]) as { url: string }).url);
+      for (let nl = out.indexOf("\n"); nl >= 0; nl = out.indexOf("\n")) {
+        const line = out.slice(0, nl);
+        out = out.slice(nl + 1);
+        if (!line.startsWith("{")) continue;
+        const msg = JSON.parse(line) as { url?: string; stages?: StageTotals };
+        if (msg.url) resolve(msg.url);
+        if (msg.stages) statsWaiting.shift()?.(msg.stages);
+      }
     });
     child.once("exit", (code) => reject(new Error(`API server (${name}) exited with ${code}: ${stderr}`)));
   });
@@ -181,6 +235,14 @@ async function startTarget(name: string, options: APIServerOptions, watch: boole
     url,
     pid: child.pid,
     watch,
+    tls,
+    stats: options.stageTiming
+      ? () =>
+          new Promise<StageTotals>((resolve) => {
+            statsWaiting.push(resolve);
+            child.stdin?.write("stats\n");
+          })
+      : undefined,
     close: () => {
       stopping = true;
       return stopChild(child);
@@ -225,20 +287,51 @@ interface Reply {
   body: string;
 }
 
+/** A client's TLS credentials: the cluster CA, its certificate and key. */
+interface Creds {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
 /** Keep-alive connections; at most `clients` (or `writers`) requests are ever in flight at once. */
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+/**
+ * The secured target's keep-alive agents, one per identity, by URL origin: as a real client
+ * (client-go's transport), each connection's TLS handshake is made once and then reused.
+ */
+const tlsAgents = new Map<string, TLSAgent>();
+
+function tlsAgent(creds: Creds, keepAlive = true): TLSAgent {
+  return new TLSAgent({
+    keepAlive,
+    maxSockets: keepAlive ? 256 : Number.POSITIVE_INFINITY,
+    ca: creds.ca,
+    cert: creds.cert,
+    key: creds.key,
+  });
+}
+
+/** `https://…` through the workload identity's agent (or `as`), `http://…` through the plain one. */
+function send(url: string, options: { method?: string; headers?: Record<string, string>; agent?: Agent }) {
+  if (!url.startsWith("https:"))
+    return (cb: (res: IncomingMessage) => void) => httpRequest(url, { agent, ...options }, cb);
+  const tls = options.agent ?? tlsAgents.get(url.slice(0, url.indexOf("/", 8)));
+  return (cb: (res: IncomingMessage) => void) => httpsRequest(url, { ...options, agent: tls }, cb);
+}
 
 function call(
   method: string,
   url: string,
   body?: unknown,
   contentType = "application/json",
+  as?: Agent,
   retried = false,
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = payload ? { "Content-Type": contentType } : {};
-    const req = request(url, { method, agent, headers }, (res) => {
+    const headers: Record<string, string> = payload ? { "Content-Type": contentType } : {};
+    const req = send(url, { method, headers, agent: as })((res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
@@ -248,7 +341,7 @@ function call(
       // The server closes a keep-alive connection idle for 5 s; a request sent on it just then
       // is reset before the server read it. Node's documented remedy: send it again, once.
       if (req.reusedSocket && err.code === "ECONNRESET" && !retried)
-        call(method, url, body, contentType, true).then(resolve, reject);
+        call(method, url, body, contentType, as, true).then(resolve, reject);
       else reject(err);
     });
     req.end(payload);
@@ -262,8 +355,9 @@ async function must(
   url: string,
   body?: unknown,
   type?: string,
+  as?: Agent,
 ): Promise<Reply> {
-  const r = await call(method, url, body, type);
+  const r = await call(method, url, body, type, as);
   if (r.status !== want) throw new Error(`${method} ${url}: ${r.status} ${r.body.slice(0, 300)}`);
   return r;
 }
@@ -364,29 +458,233 @@ async function concurrently(
 interface CreateResult extends Latency {
   clients: number;
   podsPerSec: number;
+  /** The API server's CPU time per pod created (µs): steadier than the rate on a shared machine. */
+  serverCpuUsPerPod: number;
 }
 
 const nsName = (i: number) => `bench-${i}`;
+const benchNamespaces = () => [
+  ...Array.from({ length: opts.namespaces }, (_, i) => nsName(i)),
+  "bench-watch",
+];
 
-async function populate(t: Target): Promise<{ one: CreateResult; many: CreateResult }> {
-  for (let i = 0; i < opts.namespaces; i++)
-    await must(201, "POST", `${t.url}/api/v1/namespaces`, { metadata: { name: nsName(i) } });
-  await must(201, "POST", `${t.url}/api/v1/namespaces`, { metadata: { name: "bench-watch" } });
-  const create = async (i: number) => {
+type Creates = { one: CreateResult; many: CreateResult; stages?: StageCosts };
+
+/**
+ * The namespaces (and the secured target's bindings), then the creates: first `--creates1` by
+ * one client, then the rest by `--clients`. Each phase runs in rounds that alternate between the
+ * targets, as the lists do, so that a change of the machine's load hits them all alike.
+ */
+async function populate(targets: Target[]): Promise<Map<string, Creates>> {
+  for (const t of targets) {
+    if (t.tls) await secureSetup(t);
+    else
+      for (const ns of benchNamespaces())
+        await must(201, "POST", `${t.url}/api/v1/namespaces`, { metadata: { name: ns } });
+  }
+  const create = (t: Target) => async (i: number) => {
     const ns = nsName(i % opts.namespaces);
     await must(201, "POST", `${t.url}/api/v1/namespaces/${ns}/pods`, pod(ns, `pod-${i}`, i));
   };
-  const result = (clients: number, r: { samples: number[]; seconds: number }): CreateResult => ({
-    clients,
-    podsPerSec: r.samples.length / r.seconds,
-    ...latency(r.samples),
+  const phase = async (clients: number, first: number, count: number) => {
+    progress(
+      `creating ${count} pods per target with ${clients} client(s), in rounds alternating between the targets`,
+    );
+    const rounds = Math.min(8, count);
+    const acc = new Map(targets.map((t) => [t.name, { samples: [] as number[], seconds: 0 }]));
+    const cpu0 = new Map(targets.map((t) => [t.name, cpuSeconds(t.pid) ?? Number.NaN]));
+    for (let r = 0; r < rounds; r++) {
+      const from = first + Math.floor((count * r) / rounds);
+      const to = first + Math.floor((count * (r + 1)) / rounds);
+      for (const t of r % 2 === 0 ? targets : [...targets].reverse()) {
+        const done = await concurrently(clients, to - from, (i) => create(t)(from + i));
+        const a = acc.get(t.name) as { samples: number[]; seconds: number };
+        a.samples.push(...done.samples);
+        a.seconds += done.seconds;
+      }
+    }
+    return new Map(
+      targets.map((t) => {
+        const a = acc.get(t.name) as { samples: number[]; seconds: number };
+        const cpu = (cpuSeconds(t.pid) ?? Number.NaN) - (cpu0.get(t.name) as number);
+        const result: CreateResult = {
+          clients,
+          podsPerSec: a.samples.length / a.seconds,
+          serverCpuUsPerPod: (cpu * 1e6) / a.samples.length,
+          ...latency(a.samples),
+        };
+        return [t.name, result];
+      }),
+    );
+  };
+  const one = await phase(1, 0, opts.creates1);
+  const before = new Map(
+    await Promise.all(targets.map(async (t) => [t.name, await stageSnapshot(t)] as const)),
+  );
+  const many = await phase(opts.clients, opts.creates1, opts.pods - opts.creates1);
+  const out = new Map<string, Creates>();
+  for (const t of targets)
+    out.set(t.name, {
+      one: one.get(t.name) as CreateResult,
+      many: many.get(t.name) as CreateResult,
+      stages: await stageCosts(t, before.get(t.name)),
+    });
+  return out;
+}
+
+// ---- the secured target: PKI, RBAC bindings, stage costs ----
+
+/** The workload's identity on the secured target: a tenant-like user, not system:masters. */
+const loadgenUser = "bench-loadgen";
+const loadgenGroup = "bench:loadgen";
+
+/**
+ * The secured target's PKI, made in this process (code/pki, as `npm run pki`): a CA, the
+ * serving certificate, the admin (O=system:masters, for the setup only) and the workload's
+ * client certificate. RSA-2048, kubeadm's default.
+ */
+async function makePKI(dir: string): Promise<{ files: Record<string, string>; client: Creds; admin: Creds }> {
+  const now = new Date();
+  const ca = await newCertificateAuthority("kubernetes", "RSA-2048", now);
+  const issue = async (commonName: string, organization: string[], server: boolean) => {
+    const key = await newPrivateKey("RSA-2048");
+    const cert = await newSignedCert(
+      {
+        commonName,
+        organization,
+        altNames: server ? { dnsNames: ["localhost"], ips: ["127.0.0.1", "::1"] } : { dnsNames: [], ips: [] },
+        usages: [server ? "serverAuth" : "clientAuth"],
+      },
+      key,
+      ca,
+      now,
+    );
+    return { cert: encodeCertPEM(cert), key: encodePrivateKeyPEM(key) };
+  };
+  const caPEM = encodeCertPEM(ca.cert);
+  const serving = await issue("kube-apiserver", [], true);
+  const admin = await issue("kubernetes-admin", ["system:masters"], false);
+  const client = await issue(loadgenUser, [loadgenGroup], false);
+  const files = {
+    ca: join(dir, "ca.crt"),
+    servingCert: join(dir, "apiserver.crt"),
+    servingKey: join(dir, "apiserver.key"),
+  };
+  writeFileSync(files.ca, caPEM);
+  writeFileSync(files.servingCert, serving.cert);
+  writeFileSync(files.servingKey, serving.key, { mode: 0o600 });
+  return { files, client: { ca: caPEM, ...client }, admin: { ca: caPEM, ...admin } };
+}
+
+/**
+ * As the admin: the namespaces, and `--rolebindings` RoleBindings spread over them. One per
+ * namespace grants the workload `edit` there — its writes are authorized by those; the rest
+ * grant `edit`, `view` or `admin` to other (tenant) users and are never the workload's. Its
+ * cluster-wide reads (lists of all pods, the watches) need a ClusterRoleBinding: `view` to its
+ * group, as a monitoring or CI identity holds. Then waits until the RBAC index has them all.
+ */
+async function secureSetup(t: Target): Promise<void> {
+  const admin = tlsAgent((t.tls as { admin: Creds }).admin);
+  const namespaces = benchNamespaces();
+  for (const ns of namespaces)
+    await must(201, "POST", `${t.url}/api/v1/namespaces`, { metadata: { name: ns } }, undefined, admin);
+  const rbac = `${t.url}/apis/rbac.authorization.k8s.io/v1`;
+  await must(
+    201,
+    "POST",
+    `${rbac}/clusterrolebindings`,
+    {
+      metadata: { name: "bench-loadgen-view" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: loadgenGroup }],
+    },
+    undefined,
+    admin,
+  );
+  const total = Math.max(opts.roleBindings, namespaces.length);
+  progress(`${t.name}: ${total} RoleBindings over ${namespaces.length} namespaces`);
+  const roles = ["edit", "view", "admin"];
+  await concurrently(opts.clients, total, async (i) => {
+    const ns = namespaces[i % namespaces.length];
+    const mine = i < namespaces.length;
+    await must(
+      201,
+      "POST",
+      `${rbac}/namespaces/${ns}/rolebindings`,
+      {
+        metadata: { name: mine ? "bench-loadgen-edit" : `tenant-${i}` },
+        roleRef: {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: mine ? "edit" : roles[i % roles.length],
+        },
+        subjects: [
+          { apiGroup: "rbac.authorization.k8s.io", kind: "User", name: mine ? loadgenUser : `tenant-${i}` },
+        ],
+      },
+      undefined,
+      admin,
+    );
   });
-  progress(`${t.name}: creating ${opts.creates1} pods with 1 client`);
-  const one = result(1, await concurrently(1, opts.creates1, create, `${t.name}: created`));
-  const rest = opts.pods - opts.creates1;
-  progress(`${t.name}: creating ${rest} pods with ${opts.clients} clients`);
-  const many = result(opts.clients, await concurrently(opts.clients, rest, (i) => create(opts.creates1 + i)));
-  return { one, many };
+  // The bindings reach the authorizer through its informer; and ServiceAccount admission refuses
+  // a pod until its namespace's `default` service account exists. Wait for both.
+  for (const ns of namespaces)
+    for (let tries = 0; ; tries++) {
+      const review = await call("POST", `${t.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SelfSubjectAccessReview",
+        spec: { resourceAttributes: { namespace: ns, verb: "create", resource: "pods" } },
+      });
+      const sa = await call(
+        "GET",
+        `${t.url}/api/v1/namespaces/${ns}/serviceaccounts/default`,
+        undefined,
+        undefined,
+        admin,
+      );
+      const allowed =
+        review.status === 201 &&
+        (JSON.parse(review.body) as { status?: { allowed?: boolean } }).status?.allowed;
+      if (allowed && sa.status === 200) break;
+      if (tries > 100)
+        throw new Error(
+          `${t.name}: ${loadgenUser} still cannot create pods in ${ns}: ${review.body.slice(0, 300)}`,
+        );
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  admin.destroy();
+}
+
+/** One stage's cost over a phase: per request, and its share of the server's CPU per request. */
+interface StageCosts {
+  /** Requests that passed authentication in the phase (every request on the secure port). */
+  requests: number;
+  /** The server process's CPU time per request (µs). */
+  serverCpuUsPerRequest: number;
+  /** CPU µs in the stage per request, its share of the server's CPU per request, and wall µs. */
+  perStage: Record<Stage, { usPerRequest: number; share: number; wallUsPerRequest: number }>;
+}
+
+async function stageSnapshot(t: Target): Promise<{ stages: StageTotals; cpu: number } | undefined> {
+  if (!t.stats) return undefined;
+  return { stages: await t.stats(), cpu: cpuSeconds(t.pid) ?? Number.NaN };
+}
+
+async function stageCosts(
+  t: Target,
+  before: { stages: StageTotals; cpu: number } | undefined,
+): Promise<StageCosts | undefined> {
+  const after = await stageSnapshot(t);
+  if (!before || !after) return undefined;
+  const requests = after.stages.authn.calls - before.stages.authn.calls;
+  const cpuUs = ((after.cpu - before.cpu) * 1e6) / requests;
+  const perStage = {} as StageCosts["perStage"];
+  for (const stage of ["authn", "authz", "admission"] as const) {
+    const us = (after.stages[stage].cpuUs - before.stages[stage].cpuUs) / requests;
+    const wall = (after.stages[stage].ns - before.stages[stage].ns) / 1000 / requests;
+    perStage[stage] = { usPerRequest: us, share: us / cpuUs, wallUsPerRequest: wall };
+  }
+  return { requests, serverCpuUsPerRequest: cpuUs, perStage };
 }
 
 // ---- lists and gets ----
@@ -402,11 +700,15 @@ const listURL: Record<ListKind, (t: Target) => string> = {
 /** Pods in namespace bench-0: pod-i went to namespace i mod namespaces. */
 const namespacePods = () => Math.ceil(opts.pods / opts.namespaces);
 
+/** Per target: a listed pod's size in bytes (JSON) — admission's defaults make a pod larger. */
+const bytesPerPod = new Map<string, number>();
+
 async function timedList(t: Target, kind: ListKind): Promise<number> {
   const t0 = performance.now();
   const r = await must(200, "GET", listURL[kind](t));
   const ms = performance.now() - t0;
   const items = (JSON.parse(r.body) as { items: unknown[] }).items.length;
+  bytesPerPod.set(t.name, Buffer.byteLength(r.body) / items);
   const want = kind === "namespace" ? namespacePods() : opts.pods;
   if (items !== want) throw new Error(`${t.name}: ${kind} list returned ${items} pods, want ${want}`);
   return ms;
@@ -438,6 +740,8 @@ interface WatchResult {
   beforeResponse: number;
   /** From the send time in the object's annotation to the watcher's receipt. */
   fromSend: Latency;
+  /** The secured target: what its gates cost during the churn (writes; watches were opened before). */
+  stages?: StageCosts;
 }
 
 async function watchFanOut(t: Target): Promise<WatchResult> {
@@ -541,12 +845,14 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
   // registered, so after they all arrived no event can be missed. A watch the server ends early
   // (a watcher too far behind is closed) is opened again from its last resourceVersion, as a
   // reflector does.
-  const watchAgent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  const watchAgent = t.tls
+    ? tlsAgent(t.tls.client, false)
+    : new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
   const responses: IncomingMessage[] = [];
   const open = (w: number) =>
     new Promise<void>((resolve, reject) => {
       const url = `${base}?watch=true&resourceVersion=${lastRv[w]}&allowWatchBookmarks=false`;
-      const req = request(url, { agent: watchAgent }, (res) => {
+      const req = send(url, { agent: watchAgent })((res) => {
         if (res.statusCode !== 200) return reject(new Error(`watch ${w}: ${res.statusCode}`));
         responses.push(res);
         let rest: Buffer | undefined; // an event cut in two by the chunking waits for its end
@@ -581,6 +887,7 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
     `${t.name}: churn of ${churn} writes (${creates} creates, ${churn - creates} updates) to ${count} watchers`,
   );
   const t0 = now();
+  const stages0 = await stageSnapshot(t);
   const serverCpu0 = cpuSeconds(t.pid);
   const clientCpu0 = process.cpuUsage();
   const ticker = setInterval(
@@ -618,6 +925,7 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
   clearInterval(ticker);
   const serverCpu = (cpuSeconds(t.pid) ?? Number.NaN) - (serverCpu0 ?? Number.NaN);
   const clientCpu = process.cpuUsage(clientCpu0);
+  const stages = await stageCosts(t, stages0);
   finished = true;
   allDone();
   for (const res of responses) res.destroy();
@@ -647,13 +955,42 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
     fromResponse: latency(received(fromResponse)),
     beforeResponse,
     fromSend: latency(received(fromSend)),
+    stages,
   };
 }
 
 // ---- the run ----
 
+/**
+ * The secured target: HTTPS only (`--secure-port`), x509 client certificates
+ * (`--client-ca-file`), `--authorization-mode=Node,RBAC` and the default admission plugins,
+ * with the watch cache on — the "cache" target behind the gates a real cluster has.
+ */
+async function startSecured(): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), "apiserver-bench-pki-"));
+  tempDirs.push(dir);
+  progress("secured: making its PKI (CA, serving, admin and workload certificates)");
+  const pki = await makePKI(dir);
+  const options: APIServerOptions & { stageTiming: boolean } = {
+    watchCache: true,
+    securePort: 0,
+    secureServing: { tlsCertFile: pki.files.servingCert, tlsPrivateKeyFile: pki.files.servingKey },
+    authentication: { clientCAFile: pki.files.ca },
+    authorizationModes: ["Node", "RBAC"],
+    admission: {},
+    stageTiming: true,
+  };
+  const t = await startTarget("secured", options, true, { client: pki.client, admin: pki.admin });
+  tlsAgents.set(t.url, tlsAgent(pki.client));
+  return t;
+}
+
 interface TargetResult {
-  creates: { one: CreateResult; many: CreateResult };
+  creates: { one: CreateResult; many: CreateResult; stages?: StageCosts };
+  /** A pod's size in the lists (JSON bytes). */
+  bytesPerPod?: number;
+  /** The secured target: what its gates cost during the lists and gets. */
+  readStages?: StageCosts;
   lists: Record<ListKind, Latency>;
   get: Latency;
   watch?: WatchResult;
@@ -665,6 +1002,8 @@ async function main(): Promise<void> {
   try {
     progress("starting API servers (embedded in-memory store; watch cache on, then off)");
     if (wanted("cache")) targets.push(await startTarget("cache", { watchCache: true }, true));
+    // The secured target next to the one it is compared with: their watch fan-outs run one after the other.
+    if (wanted("secured")) targets.push(await startSecured());
     if (wanted("no-cache")) targets.push(await startTarget("no-cache", { watchCache: false }, true));
     if (useEtcd && wanted("etcd")) {
       progress(`starting real etcd (${etcdBinary}) and an API server on it`);
@@ -676,8 +1015,12 @@ async function main(): Promise<void> {
 
     const results = new Map<string, TargetResult>();
     const partial = new Map<string, Partial<TargetResult>>();
-    for (const t of targets) partial.set(t.name, { creates: await populate(t) });
+    const creates = await populate(targets);
+    for (const t of targets) partial.set(t.name, { creates: creates.get(t.name) as Creates });
 
+    const reads0 = new Map(
+      await Promise.all(targets.map(async (t) => [t.name, await stageSnapshot(t)] as const)),
+    );
     const listSamples = new Map(
       targets.map((t) => [
         t.name,
@@ -705,6 +1048,8 @@ async function main(): Promise<void> {
           namespace: latency(s.namespace),
         },
         get: latency(got.samples),
+        readStages: await stageCosts(t, reads0.get(t.name)),
+        bytesPerPod: bytesPerPod.get(t.name),
       });
     }
     for (const t of targets) {
@@ -770,6 +1115,7 @@ function report(results: Map<string, TargetResult>): void {
       : undefined,
   };
   const checks = sloChecks(results);
+  const secured = securedVsInsecure(results, checks);
   const losses = [...results].filter(([, r]) => r.watch && (r.watch.lost > 0 || r.watch.duplicates > 0));
 
   if (json) {
@@ -779,6 +1125,7 @@ function report(results: Map<string, TargetResult>): void {
         results: Object.fromEntries(results),
         cacherBuys,
         slo: checks,
+        secured,
       }),
     );
     return;
@@ -796,6 +1143,7 @@ function report(results: Map<string, TargetResult>): void {
     (r) => r.creates.many.podsPerSec,
   );
   rows.push(["  p50 / p99 ms", ...names.map((n) => pair(results.get(n)?.creates.many))]);
+  row("  server CPU µs per pod", (r) => r.creates.many.serverCpuUsPerPod);
   rows.push([
     `list all ${opts.pods} pods, RV unset: p50 / p99 ms`,
     ...names.map((n) => pair(results.get(n)?.lists.clusterEtcd)),
@@ -808,6 +1156,7 @@ function report(results: Map<string, TargetResult>): void {
     `list one namespace (${namespacePods()} pods): p50 / p99 ms`,
     ...names.map((n) => pair(results.get(n)?.lists.namespace)),
   ]);
+  row("  bytes per pod in a list (JSON)", (r) => r.bytesPerPod);
   rows.push([`get one pod: p50 / p99 ms`, ...names.map((n) => pair(results.get(n)?.get))]);
   row(`watch fan-out, ${opts.churn} writes: watchers`, (r) => r.watch?.watchers);
   row("  events/s delivered", (r) => r.watch?.eventsPerSec);
@@ -871,6 +1220,111 @@ function report(results: Map<string, TargetResult>): void {
       `\nWATCH LOSS: ${losses.map(([n, r]) => `${n}: ${r.watch?.lost} lost, ${r.watch?.duplicates} duplicated`).join("; ")}`,
     );
   else console.log("\nevery watcher received every event, once");
+  if (secured) printSecured(secured);
+}
+
+/** The aim of issue 12: the secured run at ≥ 0.8× the insecure run's throughput, mutating p99 ≤ 1 s. */
+const aim = 0.8;
+
+interface SecuredComparison {
+  identity: string;
+  ratios: { measure: string; ratio: number | undefined; pass: boolean }[];
+  mutatingP99Ms: number;
+  mutatingSLOPass: boolean;
+  stages: { phase: string; costs: StageCosts }[];
+}
+
+function securedVsInsecure(
+  results: Map<string, TargetResult>,
+  checks: SLOCheck[],
+): SecuredComparison | undefined {
+  const s = results.get("secured");
+  const c = results.get("cache");
+  if (!s) return undefined;
+  const r = (a: number | undefined, b: number | undefined) => (a && b ? a / b : undefined);
+  // Throughput ratios: rates divide directly; for lists and gets (one at a time), 1 / latency.
+  const rows: [string, number | undefined][] = [
+    ["create, 1 client: pods/s", r(s.creates.one.podsPerSec, c?.creates.one.podsPerSec)],
+    [`create, ${opts.clients} clients: pods/s`, r(s.creates.many.podsPerSec, c?.creates.many.podsPerSec)],
+    [
+      `create, ${opts.clients} clients: server pods per CPU second`,
+      r(c?.creates.many.serverCpuUsPerPod, s.creates.many.serverCpuUsPerPod),
+    ],
+    ["list all pods, RV unset: lists/s (1 / p50)", r(c?.lists.clusterEtcd.p50Ms, s.lists.clusterEtcd.p50Ms)],
+    ["list all pods, RV=0: lists/s (1 / p50)", r(c?.lists.clusterCache.p50Ms, s.lists.clusterCache.p50Ms)],
+    ["list one namespace: lists/s (1 / p50)", r(c?.lists.namespace.p50Ms, s.lists.namespace.p50Ms)],
+    ["get one pod: gets/s (1 / p50)", r(c?.get.p50Ms, s.get.p50Ms)],
+    ["watch fan-out: events/s delivered", r(s.watch?.eventsPerSec, c?.watch?.eventsPerSec)],
+    ["watch fan-out: churn writes/s", r(s.watch?.writes.perSec, c?.watch?.writes.perSec)],
+    // The fan-out's rate is paced by this one client process reading every watch; the server's
+    // own capacity is the inverse of its CPU time per event delivered.
+    [
+      "watch fan-out: server events per CPU second",
+      r(c?.watch?.serverCpuMsPer1000, s.watch?.serverCpuMsPer1000),
+    ],
+  ];
+  const mutating = checks.find((k) => k.target === "secured" && k.slo.startsWith("mutating")) as SLOCheck;
+  const stages: { phase: string; costs: StageCosts }[] = [];
+  if (s.creates.stages) stages.push({ phase: `create (${opts.clients} clients)`, costs: s.creates.stages });
+  if (s.readStages) stages.push({ phase: "lists and gets", costs: s.readStages });
+  if (s.watch?.stages) stages.push({ phase: "watch churn (writes)", costs: s.watch.stages });
+  return {
+    identity:
+      `User "${loadgenUser}" (groups ${loadgenGroup}, system:authenticated) from its client certificate: ` +
+      `its writes allowed by the RoleBinding bench-loadgen-edit (ClusterRole edit) in each bench namespace — ` +
+      `one of the ${Math.max(opts.roleBindings, opts.namespaces + 1)} RoleBindings — and its cluster-wide lists and watches ` +
+      `by the ClusterRoleBinding bench-loadgen-view (ClusterRole view, to its group), as a tenant with ` +
+      `cluster-wide read holds; not system:masters, whose ClusterRoleBinding would allow at the first rule`,
+    ratios: rows.map(([measure, ratio]) => ({ measure, ratio, pass: ratio !== undefined && ratio >= aim })),
+    mutatingP99Ms: mutating.p99Ms,
+    mutatingSLOPass: mutating.pass,
+    stages,
+  };
+}
+
+function printSecured(sc: SecuredComparison): void {
+  console.log(
+    `\nsecured = HTTPS, x509 client certificates, --authorization-mode=Node,RBAC with ${Math.max(opts.roleBindings, opts.namespaces + 1)} RoleBindings over ${opts.namespaces + 1} namespaces (plus the bootstrap policy), the default admission plugins; keep-alive TLS clients`,
+  );
+  console.log(`identity: ${sc.identity}`);
+  console.log(`\nsecured / insecure (cache, AlwaysAllow) — throughput, aim ≥ ${aim}×:`);
+  const rows = [["measure", "secured / cache", "verdict"]];
+  for (const r of sc.ratios)
+    rows.push([
+      r.measure,
+      r.ratio === undefined ? "-" : `${fmt(r.ratio, 2)}×`,
+      r.ratio === undefined ? "-" : r.pass ? "PASS" : "FAIL",
+    ]);
+  rows.push([
+    "secured mutating p99 ≤ 1 s (SLO)",
+    `${fmt(sc.mutatingP99Ms, 0)} ms`,
+    sc.mutatingSLOPass ? "PASS" : "FAIL",
+  ]);
+  table(rows);
+  console.log(
+    "\nsecured: cost of each stage inside the server (CPU time in the stage per request, and its share of the server's CPU time per request):",
+  );
+  const stageRows = [
+    ["phase", "requests", "authn µs/req", "authz µs/req", "admission µs/req", "server CPU µs/req"],
+  ];
+  for (const { phase, costs } of sc.stages) {
+    const cell = (st: Stage) =>
+      `${fmt(costs.perStage[st].usPerRequest, 1)} (${fmt(costs.perStage[st].share * 100, 1)}%)`;
+    stageRows.push([
+      phase,
+      fmt(costs.requests),
+      cell("authn"),
+      cell("authz"),
+      cell("admission"),
+      fmt(costs.serverCpuUsPerRequest, 0),
+    ]);
+  }
+  table(stageRows);
+  for (const { phase, costs } of sc.stages)
+    for (const st of ["authn", "authz", "admission"] as const)
+      console.log(
+        `stage ${st} (${phase}): ${fmt(costs.perStage[st].usPerRequest, 1)} µs/request, ${fmt(costs.perStage[st].share * 100, 1)}% of server CPU per request`,
+      );
 }
 
 function pair(l: Latency | undefined): string {
