@@ -49,6 +49,14 @@ describe("kube-controller-manager flags", () => {
     expect(parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespace"])).toMatchObject({
       run: { controllers: ["*", "-namespace-controller"] },
     });
+    // A StringSlice, as upstream's: repeating the flag adds to the list.
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--controllers=*",
+        "--controllers=-serviceaccount",
+      ]),
+    ).toMatchObject({ run: { controllers: ["*", "-serviceaccount-controller"] } });
     const bad = parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespaces"]);
     expect(bad).toBeInstanceOf(FlagError);
     expect((bad as FlagError).message).toBe(
@@ -96,7 +104,7 @@ describe("kube-controller-manager as a process", () => {
     let p: CommandProcess | undefined;
     try {
       p = startCommand(file, [`--kubeconfig=${kubeconfig}`, "--controllers=*,-namespace"]);
-      await p.waitForStderr("Started 1 controllers: serviceaccount-controller");
+      await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
       await p.waitForStderr('"Caches are synced" controller="service account"');
       const err = p.stderr();
       expect(err).toContain("running without leader election");

@@ -53,7 +53,7 @@ const flags = {
   controllers: listFlag(
     `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'. All controllers: ${knownControllers().join(", ")}`,
     ["*"],
-    "replace",
+    "append", // a StringSlice: a repeated --controllers adds to the list
   ),
   "concurrent-replicaset-syncs": intFlag(
     "The number of replica sets that are allowed to sync concurrently",
@@ -157,7 +157,7 @@ const kubeControllerManager = command({
       return undefined;
     }
     return {
-      ready: `Started ${manager.started.length} controllers: ${manager.started.join(", ")} (API server ${opts.rest.host})`,
+      ready: `Started ${manager.started.length} controller(s): ${manager.started.join(", ")} (API server ${opts.rest.host})`,
       async stop(signal) {
         log(`Received ${signal}; shutting down`);
         await manager.stop();
