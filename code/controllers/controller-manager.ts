@@ -26,6 +26,7 @@
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/names/controller_names.go (canonical names and aliases)
  * @chapter 04-informers
  */
+import { setMaxListeners } from "node:events";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { type GroupVersionResource, SharedInformerFactory } from "../client/tools/cache/informer-factory.ts";
 import { newFilteredListWatchFromClient } from "../client/tools/cache/listwatch.ts";
@@ -172,6 +173,8 @@ export async function startControllerManager(
   const log = opts.log ?? (() => {});
   const descriptors = opts.descriptors ?? newControllerDescriptors();
   const abort = new AbortController();
+  // Every informer, queue and worker loop listens on this one signal: more than node's 10.
+  setMaxListeners(0, abort.signal);
   const factory = newInformerFactory(opts.client, opts.resyncMs ?? 12 * 3600_000);
   const ctx: ControllerContext = {
     client: opts.client,
