@@ -146,6 +146,14 @@ export interface APIServerOptions {
   authentication?: AuthenticationOptions;
   /** Told once how the serving certificate was found (`Generated self-signed cert in-memory`). */
   onServingCert?: (origin: string) => void;
+  // chapter 4: controller-manager — the serviceaccounts controller's stand-in.
+  /**
+   * With the ServiceAccount admission plugin on, the server itself makes `default` in every
+   * namespace (admission/bootstrap.ts), standing in for chapter 4's serviceaccounts controller.
+   * Default true (chapters 2–3, and kube-apiserver, which has no flag for it); false for a
+   * cluster whose kube-controller-manager runs that controller.
+   */
+  defaultServiceAccountsStandIn?: boolean;
 }
 
 export interface APIServer {
@@ -217,8 +225,10 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
       stops.push(() => admission.close());
       // chapter 3: admission — the system priority classes and `default` service accounts.
       const enabled = admission.plugins.map((p) => p.name);
-      await ensureAdmissionObjects(stores, enabled, systemNamespaces);
-      if (enabled.includes("ServiceAccount"))
+      // chapter 4: controller-manager — the stand-in can be turned off (the controller does it).
+      const standIn = opts.defaultServiceAccountsStandIn ?? true;
+      await ensureAdmissionObjects(stores, enabled, systemNamespaces, { defaultServiceAccounts: standIn });
+      if (standIn && enabled.includes("ServiceAccount"))
         withDefaultServiceAccounts(
           stores.get("/namespaces") as Store,
           stores.get("/serviceaccounts") as Store,

@@ -11,6 +11,10 @@
  *   namespace. Until that controller exists, the API server stands in for it: `default` in the
  *   system namespaces at start, and in every namespace created afterwards, as part of the
  *   namespace's create (`withDefaultServiceAccounts`).
+ * - chapter 4's controller-manager replaces the stand-in with the real controller
+ *   (code/controllers/serviceaccount/serviceaccounts-controller.ts); startAPIServer's
+ *   `defaultServiceAccountsStandIn: false` turns the stand-in off for such a cluster (it stays on
+ *   by default, so chapters 2–3 and kube-apiserver behave as before).
  *
  * What upstream does differently: the controller creates the account a moment *after* the
  * namespace, so a pod created at once can still be refused (`serviceaccount "default" not found`)
@@ -33,9 +37,11 @@ export async function ensureAdmissionObjects(
   stores: Map<string, Store>,
   enabled: readonly string[],
   systemNamespaces: readonly string[],
+  // chapter 4: false when the controller-manager's serviceaccounts controller does it.
+  opts: { defaultServiceAccounts?: boolean } = {},
 ): Promise<void> {
   await ensureSystemPriorityClasses(stores.get("scheduling.k8s.io/priorityclasses") as Store);
-  if (enabled.includes("ServiceAccount")) {
+  if (enabled.includes("ServiceAccount") && (opts.defaultServiceAccounts ?? true)) {
     await ensureDefaultServiceAccounts(stores.get("/serviceaccounts") as Store, systemNamespaces);
   }
 }

@@ -311,7 +311,11 @@ export class Store {
           // Inside the retry: on a lost race, admission judges the update against the new current.
           await opts.updateValidation?.(obj, current);
           if (sameObject(obj, current)) return current; // no-op: nothing to write
-          if (shouldDeleteDuringUpdate(obj, current)) emptiedFinalizers = obj;
+          // chapter 4: namespace controller — a terminating namespace still held by spec.finalizers
+          // stays through its status updates (ShouldDeleteNamespaceDuringUpdate); only the
+          // finalize that empties spec.finalizers lets it go.
+          if (shouldDeleteDuringUpdate(obj, current) && !hasNamespaceFinalizers(this.info.resource, obj))
+            emptiedFinalizers = obj;
           return obj;
         },
         opts.dryRun,

@@ -1,0 +1,134 @@
+/**
+ * kube-controller-manager as a learner runs it: flags read as upstream's, a bad one refused in
+ * one line, and the binary itself started as a child against our API server over HTTPS with the
+ * PKI's kube-controller-manager.kubeconfig, stopped by SIGTERM with exit 0.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { ensurePKI, type PKILayout } from "../pki/certs.ts";
+import { PKIError } from "../pki/errors.ts";
+import { FlagError } from "./cli/flag.ts";
+import { parseControllerManagerFlags } from "./kube-controller-manager.ts";
+import { type CommandProcess, startCommand } from "./testing/command-process.ts";
+
+const file = new URL("./kube-controller-manager.ts", import.meta.url).pathname;
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe("kube-controller-manager flags", () => {
+  it("has upstream's defaults", () => {
+    const got = parseControllerManagerFlags(["--master=http://127.0.0.1:8080"]);
+    expect(got).toMatchObject({
+      run: {
+        controllers: ["*"],
+        config: {
+          concurrentReplicaSetSyncs: 5,
+          concurrentDeploymentSyncs: 5,
+          concurrentGCSyncs: 20,
+          concurrentNamespaceSyncs: 10,
+          concurrentServiceAccountTokenSyncs: 5,
+        },
+        rest: { host: "http://127.0.0.1:8080", qps: 20, burst: 30 },
+        useServiceAccountCredentials: false,
+        leaderElect: true,
+      },
+    });
+  });
+
+  it("reads --controllers with aliases, and refuses an unknown name in one line listing the known ones", () => {
+    expect(parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespace"])).toMatchObject({
+      run: { controllers: ["*", "-namespace-controller"] },
+    });
+    // A StringSlice, as upstream's: repeating the flag adds to the list.
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--controllers=*",
+        "--controllers=-serviceaccount",
+      ]),
+    ).toMatchObject({ run: { controllers: ["*", "-serviceaccount-controller"] } });
+    const bad = parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespaces"]);
+    expect(bad).toBeInstanceOf(FlagError);
+    expect((bad as FlagError).message).toBe(
+      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: namespace-controller, serviceaccount-controller; use * for all, -name to disable one)',
+    );
+  });
+
+  it("needs --kubeconfig or --master, and says so with an example", () => {
+    const err = parseControllerManagerFlags([]);
+    expect(err).toBeInstanceOf(FlagError);
+    expect((err as FlagError).message).toContain("--kubeconfig is required (or --master)");
+  });
+});
+
+describe("kube-controller-manager as a process", () => {
+  let dir: string;
+  let layout: PKILayout;
+  let server: APIServer;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "kcm-cmd-"));
+    const port = await freePort();
+    const pki = await ensurePKI({
+      dir,
+      server: `https://127.0.0.1:${port}`,
+      encryptionAlgorithm: "ECDSA-P256",
+    });
+    if (pki instanceof PKIError) throw pki;
+    layout = pki.layout;
+    server = await startAPIServer({
+      securePort: port,
+      secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },
+      authentication: { clientCAFile: layout.caCert },
+      authorizationModes: ["RBAC"],
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("starts its controllers with the PKI's identity and exits 0 on SIGTERM", async () => {
+    const kubeconfig = layout.identities.find((i) => i.id === "kube-controller-manager")
+      ?.kubeconfig as string;
+    let p: CommandProcess | undefined;
+    try {
+      p = startCommand(file, [`--kubeconfig=${kubeconfig}`, "--controllers=*,-namespace"]);
+      await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
+      await p.waitForStderr('"Caches are synced" controller="service account"');
+      const err = p.stderr();
+      expect(err).toContain("running without leader election");
+      expect(err).toContain('"Warning: controller is disabled" controller="namespace-controller"');
+      p.child.kill("SIGTERM");
+      expect(await p.waitForExit()).toBe(0);
+      expect(p.stderr()).toContain("Received SIGTERM; shutting down");
+      expect(p.stderr()).toContain('"Shutting down service account controller"');
+    } finally {
+      p?.kill();
+    }
+  });
+
+  it("a bad flag is one line with the fix, exit 2", async () => {
+    let p: CommandProcess | undefined;
+    try {
+      p = startCommand(file, ["--kubeconfig=/nonexistent", "--controllers=nope"]);
+      expect(await p.waitForExit()).toBe(2);
+      const lines = p.stderr().trim().split("\n");
+      expect(lines).toEqual([
+        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: namespace-controller, serviceaccount-controller; use * for all, -name to disable one)',
+      ]);
+    } finally {
+      p?.kill();
+    }
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * The serviceaccounts and namespace controllers against our real API server over HTTPS, with the
+ * PKI's `kube-controller-manager` identity and `--use-service-account-credentials` (each
+ * controller as kube-system/<its account>, authorized by the bootstrap RBAC policy alone),
+ * driven by the real kubectl as `admin`. The API server's own default-account stand-in is off,
+ * so every `default` account here is the controller's.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { describeWithTools } from "../../scripts/external-tools.ts";
+import {
+  type ServiceAccountConfig,
+  serviceAccountConfigFromFlags,
+} from "../apiserver/authn/serviceaccount/options.ts";
+import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
+import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import { ensurePKI, type PKILayout } from "../pki/certs.ts";
+import { PKIError } from "../pki/errors.ts";
+import { dynamicControllerClientBuilder } from "./client-builder.ts";
+import { type RunningControllerManager, startControllerManager } from "./controller-manager.ts";
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+/** Polls `check` until it returns something other than undefined; fails after `timeoutMs`. */
+async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describeWithTools("the controller-manager's controllers, driven by the real kubectl", ["kubectl"], () => {
+  let dir: string;
+  let layout: PKILayout;
+  let server: APIServer;
+  let client: Clientset;
+  let manager: RunningControllerManager;
+  let env: NodeJS.ProcessEnv;
+  const logs: string[] = [];
+  let seenDelays: number[] = [];
+
+  const kubeconfigOf = (id: string) => layout.identities.find((i) => i.id === id)?.kubeconfig as string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "kcm-test-"));
+    const port = await freePort();
+    const pki = await ensurePKI({
+      dir,
+      server: `https://127.0.0.1:${port}`,
+      encryptionAlgorithm: "ECDSA-P256",
+    });
+    if (pki instanceof PKIError) throw pki;
+    layout = pki.layout;
+    const sa = serviceAccountConfigFromFlags({
+      keyFiles: [layout.serviceAccountPublicKey],
+      issuers: ["https://kubernetes.default.svc.cluster.local"],
+      apiAudiences: [],
+      signingKeyFile: layout.serviceAccountKey,
+      maxTokenExpirationMs: 0,
+      extendTokenExpiration: true,
+    }) as ServiceAccountConfig;
+    server = await startAPIServer({
+      securePort: port,
+      secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },
+      authentication: { clientCAFile: layout.caCert, serviceAccounts: sa.authentication },
+      serviceAccountTokens: sa.tokens,
+      authorizationModes: ["RBAC"],
+      // The default plugins: NamespaceLifecycle and ServiceAccount among them.
+      admission: {},
+      defaultServiceAccountsStandIn: false,
+    });
+    const config = {
+      ...buildConfigFromFlags("", kubeconfigOf("kube-controller-manager")),
+      qps: 200,
+      burst: 200,
+    };
+    client = newForConfig(config);
+    manager = await startControllerManager({
+      client,
+      clientFor: dynamicControllerClientBuilder(client, config),
+      controllers: ["*"],
+      config: {
+        namespaceControllerTestOptions: {
+          deletionGracePeriodMs: 0,
+          remainingDelayMs: (estimate) => {
+            seenDelays.push(estimate);
+            return 200;
+          },
+        },
+      },
+      log: (line) => logs.push(line),
+    });
+    expect(await manager.synced).toBe(true);
+    env = {
+      ...process.env,
+      KUBECONFIG: kubeconfigOf("admin"),
+      KUBECACHEDIR: join(dir, "kube-cache"),
+      HOME: dir,
+    };
+  });
+  afterAll(async () => {
+    await manager?.stop();
+    client?.closeIdleConnections();
+    await server?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  function kubectl(...args: string[]): Promise<{ out: string; err: string; code: number }> {
+    return new Promise((resolve) => {
+      execFile("kubectl", args, { env, timeout: 20_000 }, (error, out, err) =>
+        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 }),
+      );
+    });
+  }
+  async function ok(...args: string[]): Promise<string> {
+    const r = await kubectl(...args);
+    expect(r.code, `kubectl ${args.join(" ")}: ${r.err}`).toBe(0);
+    return r.out;
+  }
+  const uidOf = async (ns: string) => {
+    const r = await kubectl("get", "serviceaccount", "default", "-n", ns, "-o", "jsonpath={.metadata.uid}");
+    return r.code === 0 && r.out ? r.out : undefined;
+  };
+
+  it("starts both controllers and logs them as upstream does", () => {
+    expect(manager.started).toEqual(["serviceaccount-controller", "namespace-controller"]);
+    expect(logs).toContain('"Started controller" controller="namespace-controller"');
+    expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
+  });
+
+  it("a new namespace gets its default ServiceAccount, and gets it back after a delete", async () => {
+    await ok("create", "namespace", "team-a");
+    const first = await eventually(() => uidOf("team-a"), "default in team-a");
+    await ok("delete", "serviceaccount", "default", "-n", "team-a");
+    const second = await eventually(async () => {
+      const uid = await uidOf("team-a");
+      return uid && uid !== first ? uid : undefined;
+    }, "default back in team-a");
+    expect(second).not.toBe(first);
+    // The system namespaces too: the stand-in is off, so these are the controller's.
+    expect(await eventually(() => uidOf("kube-system"), "default in kube-system")).toBeTruthy();
+    // Each controller ran as its own ServiceAccount.
+    const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
+    expect(accounts).toContain("serviceaccount/service-account-controller");
+    expect(accounts).toContain("serviceaccount/namespace-controller");
+  });
+
+  it("kubectl delete namespace empties it, shows why it waits in its conditions, then it goes", async () => {
+    await ok("create", "namespace", "doomed");
+    await eventually(() => uidOf("doomed"), "default in doomed"); // the pod needs it (admission)
+    await ok("create", "configmap", "plain", "-n", "doomed", "--from-literal=a=b");
+    await ok("create", "secret", "generic", "s", "-n", "doomed", "--from-literal=k=v");
+    await ok("run", "web", "--image=nginx", "-n", "doomed");
+    // A configmap held by a finalizer nobody removes: the namespace must wait for it.
+    await ok(
+      "patch",
+      "configmap",
+      "plain",
+      "-n",
+      "doomed",
+      "--type=merge",
+      "-p",
+      '{"metadata":{"finalizers":["example.com/hold"]}}',
+    );
+    seenDelays = [];
+    await ok("delete", "namespace", "doomed", "--wait=false");
+
+    type NS = {
+      status: {
+        phase: string;
+        conditions?: { type: string; status: string; reason: string; message: string }[];
+      };
+    };
+    const waiting = await eventually(async () => {
+      const ns = JSON.parse(await ok("get", "namespace", "doomed", "-o", "json")) as NS;
+      const c = ns.status.conditions?.find((x) => x.type === "NamespaceFinalizersRemaining");
+      return c?.status === "True" ? ns : undefined;
+    }, "the namespace's conditions");
+    expect(waiting.status.phase).toBe("Terminating");
+    const byType = Object.fromEntries((waiting.status.conditions ?? []).map((c) => [c.type, c]));
+    expect(byType.NamespaceContentRemaining).toMatchObject({
+      status: "True",
+      reason: "SomeResourcesRemain",
+      message: "Some resources are remaining: configmaps. has 1 resource instances",
+    });
+    expect(byType.NamespaceFinalizersRemaining).toMatchObject({
+      status: "True",
+      reason: "SomeFinalizerRemain",
+      message: "Some finalizers are remaining: example.com/hold in 1 resource instances",
+    });
+    expect(byType.NamespaceDeletionDiscoveryFailure).toMatchObject({
+      status: "False",
+      reason: "ResourcesDiscovered",
+    });
+    expect(byType.NamespaceDeletionContentFailure).toMatchObject({
+      status: "False",
+      reason: "ContentDeleted",
+    });
+    // Everything else is gone already, the default account included (and not made again).
+    const rest = await ok("get", "pods,secrets,serviceaccounts", "-n", "doomed", "-o", "name");
+    expect(rest.trim()).toBe("");
+    const describe = await ok("describe", "namespace", "doomed");
+    expect(describe).toContain("SomeFinalizerRemain");
+    // A finalizer's wait: upstream's 15 s estimate (the test's requeue is shortened).
+    // (the pass that wrote the conditions may not have requeued yet: wait for it)
+    await eventually(async () => (seenDelays.includes(15) ? true : undefined), "a requeue after 15 s");
+
+    // The finalizer done: the configmap goes, then the namespace.
+    await ok(
+      "patch",
+      "configmap",
+      "plain",
+      "-n",
+      "doomed",
+      "--type=merge",
+      "-p",
+      '{"metadata":{"finalizers":null}}',
+    );
+    await eventually(async () => {
+      const r = await kubectl("get", "namespace", "doomed");
+      return r.code !== 0 && r.err.includes("NotFound") ? true : undefined;
+    }, "the namespace to be gone");
+  });
+});
