@@ -27,9 +27,8 @@
  * @chapter 04-informers
  */
 import { setMaxListeners } from "node:events";
+import { newSharedInformerFactory } from "../client/informers/factory.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
-import { type GroupVersionResource, SharedInformerFactory } from "../client/tools/cache/informer-factory.ts";
-import { newFilteredListWatchFromClient } from "../client/tools/cache/listwatch.ts";
 import {
   type ControllerContext,
   type ControllerDescriptor,
@@ -124,20 +123,6 @@ export function isControllerEnabled(
 }
 // #endregion controllers-flag
 
-// #region list-watch
-/** The factory's list-and-watch of a resource, over the manager's own clientset. */
-export function newInformerFactory(client: Clientset, resyncMs: number): SharedInformerFactory {
-  return new SharedInformerFactory(
-    (r: GroupVersionResource, namespace, tweak) =>
-      newFilteredListWatchFromClient(client.restClientFor(r), r.resource, namespace, (o) => {
-        tweak?.(o);
-        return o;
-      }),
-    resyncMs,
-  );
-}
-// #endregion list-watch
-
 export interface ControllerManagerOptions {
   client: Clientset;
   /** The clientset of one controller; default: the manager's own (SimpleControllerClientBuilder). */
@@ -175,7 +160,7 @@ export async function startControllerManager(
   const abort = new AbortController();
   // Every informer, queue and worker loop listens on this one signal: more than node's 10.
   setMaxListeners(0, abort.signal);
-  const factory = newInformerFactory(opts.client, opts.resyncMs ?? 12 * 3600_000);
+  const factory = newSharedInformerFactory(opts.client, opts.resyncMs ?? 12 * 3600_000);
   const ctx: ControllerContext = {
     client: opts.client,
     clientFor: opts.clientFor ?? (async () => opts.client),
