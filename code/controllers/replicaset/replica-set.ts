@@ -27,6 +27,7 @@
  *
  * @upstream kubernetes/kubernetes pkg/controller/replicaset/replica_set.go (ReplicaSetController, NewBaseController, Run, worker, processNextWorkItem, addRS, updateRS, deleteRS, addPod, updatePod, deletePod, resolveControllerRef, getPodReplicaSets, manageReplicas, syncReplicaSet, claimPods, getPodsToDelete, getPodsRankedByRelatedPodsOnSameNode, getIndirectlyRelatedPods, getReplicaSetsWithSameController, BurstReplicas, controllerUIDIndex)
  * @upstream kubernetes/client-go listers/apps/v1/replicaset_expansion.go (GetPodReplicaSets)
+ * @upstream kubernetes/apimachinery pkg/api/errors/errors.go (HasStatusCause)
  * @chapter 04-informers
  */
 
@@ -34,7 +35,7 @@ import type { ReplicaSet } from "../../api/apps.ts";
 import type { Pod } from "../../api/core.ts";
 import { isEmptySelector, labelSelectorAsSelector, selectorMatches } from "../../api/labels.ts";
 import type { KubeObject, OwnerReference } from "../../api/meta.ts";
-import { isNotFound } from "../../client/errors.ts";
+import { isNotFound, StatusError } from "../../client/errors.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { DeletedFinalStateUnknown } from "../../client/tools/cache/delta-fifo.ts";
 import { waitForCacheSyncWithClock } from "../../client/tools/cache/informer-factory.ts";
@@ -55,7 +56,11 @@ import {
   type RankedPod,
   sortActivePodsWithRanks,
 } from "../active-pods.ts";
-import { PodControllerRefManager, recheckDeletionTimestamp } from "../controller-ref-manager.ts";
+import {
+  AdoptionError,
+  PodControllerRefManager,
+  recheckDeletionTimestamp,
+} from "../controller-ref-manager.ts";
 import { ControllerExpectations, UIDTrackingControllerExpectations } from "../expectations.ts";
 import {
   type EventRecorder,
@@ -73,6 +78,14 @@ import { slowStartBatch } from "./slow-start-batch.ts";
 export const BurstReplicas = 500;
 /** The ReplicaSet index by the UID of its own controller (a Deployment). */
 export const controllerUIDIndex = "controllerUID";
+
+/** The Status cause of a create refused because its namespace is terminating (v1.NamespaceTerminatingCause). */
+export const NamespaceTerminatingCause = "NamespaceTerminating";
+
+/** Whether the error's Status lists a cause of that type (apierrors.HasStatusCause). */
+export function hasStatusCause(err: unknown, type: string): boolean {
+  return err instanceof StatusError && (err.status.details?.causes ?? []).some((c) => c.reason === type);
+}
 
 const replicaSetKind: GroupVersionKind = { group: "apps", version: "v1", kind: "ReplicaSet" };
 
@@ -288,7 +301,7 @@ export class ReplicaSetController {
       recheckDeletionTimestamp(async () => {
         const fresh = await this.client.appsV1.replicaSets(namespace).get(name);
         if (fresh.metadata.uid !== rs.metadata.uid)
-          throw new Error(
+          throw new AdoptionError(
             `original ReplicaSet ${namespace}/${name} is gone: got uid ${fresh.metadata.uid}, wanted ${rs.metadata.uid}`,
           );
         return fresh;
@@ -330,9 +343,14 @@ export class ReplicaSetController {
       // Written down before the first create: its watch event may arrive before create returns.
       this.expectations.expectCreations(key, diff);
       const ref = newControllerRef(rs, replicaSetKind);
-      const { successes, error } = await slowStartBatch(diff, SlowStartInitialBatchSize, () =>
-        this.podControl.createPods(rs.metadata.namespace ?? "", rs.spec.template, rs, ref),
-      );
+      const { successes, error } = await slowStartBatch(diff, SlowStartInitialBatchSize, async () => {
+        try {
+          await this.podControl.createPods(rs.metadata.namespace ?? "", rs.spec.template, rs, ref);
+        } catch (err) {
+          // The namespace is being deleted: every create will fail, and that is no failure of ours.
+          if (!hasStatusCause(err, NamespaceTerminatingCause)) throw err;
+        }
+      });
       // Creates never attempted (or failed) will never be observed: stop waiting for them.
       for (let skipped = diff - successes; skipped > 0; skipped--) this.expectations.creationObserved(key);
       if (error) throw error;
