@@ -24,6 +24,7 @@ import {
   newSharedIndexInformer,
   type SharedIndexInformer,
 } from "../../client/tools/cache/shared-informer.ts";
+import { type PodControlInterface, RealPodControl } from "../pod-control.ts";
 import { newReplicaSetController, type ReplicaSetController } from "./replica-set.ts";
 
 /** A cluster: the API server, a kubeconfig for kubectl, a clientset, and the controller running. */
@@ -38,7 +39,15 @@ interface Cluster {
   stop: () => Promise<void>;
 }
 
-async function startCluster(wrapPods: (lw: ListerWatcher) => ListerWatcher = (lw) => lw): Promise<Cluster> {
+interface ClusterOptions {
+  /** Wraps the pod informer's list-and-watch (to slow it down). */
+  wrapPods?: (lw: ListerWatcher) => ListerWatcher;
+  /** Wraps how the controller creates and deletes pods (to make creates fail). */
+  wrapPodControl?: (real: PodControlInterface) => PodControlInterface;
+}
+
+async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  const wrapPods = opts.wrapPods ?? ((lw) => lw);
   let creates = 0;
   const server = await startAPIServer({
     insecurePort: 0,
@@ -75,8 +84,10 @@ users:
     0,
   );
   const errors: unknown[] = [];
+  const real = new RealPodControl(client);
   const controller = newReplicaSetController(podInformer, rsInformer, client, {
     onError: (_key, err) => errors.push(err),
+    podControl: opts.wrapPodControl ? opts.wrapPodControl(real) : real,
   });
   const ctl = new AbortController();
   const running = [podInformer.run(ctl.signal), rsInformer.run(ctl.signal), controller.run(2, ctl.signal)];
@@ -332,7 +343,7 @@ describeWithTools("the ReplicaSet controller with a slow pod watch (expectations
   const held = heldWatch();
   let c: Cluster;
   beforeAll(async () => {
-    c = await startCluster(held.wrap);
+    c = await startCluster({ wrapPods: held.wrap });
   });
   afterAll(async () => {
     held.release();
@@ -366,5 +377,56 @@ describeWithTools("the ReplicaSet controller with a slow pod watch (expectations
     await waitFor("a sync after the pods arrived", async () => seen.includes("after"));
     expect(c.podCreates()).toBe(3);
     expect(await activePods(c, "slow")).toHaveLength(3);
+  });
+});
+
+describeWithTools("the ReplicaSet controller when pod creation fails", ["kubectl"], () => {
+  let failing = true;
+  let attempts = 0;
+  let c: Cluster;
+  beforeAll(async () => {
+    c = await startCluster({
+      wrapPodControl: (real) => ({
+        createPods: async (...args) => {
+          attempts++;
+          if (failing) throw new Error('pods "broken-" is forbidden: exceeded quota: compute-resources');
+          await real.createPods(...args);
+        },
+        deletePod: (...args) => real.deletePod(...args),
+        patchPod: (...args) => real.patchPod(...args),
+      }),
+    });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  it("tries one create per sync (slow start), reports ReplicaFailure, and clears it once creates work", async () => {
+    // A retry comes after the workqueue's backoff; the slow start makes each sync try only once.
+    const syncs = { n: 0 };
+    const sync = c.controller.syncReplicaSet.bind(c.controller);
+    c.controller.syncReplicaSet = async (key) => {
+      syncs.n++;
+      await sync(key);
+    };
+    await kubectl(c, ["apply", "-f", "-"], replicaSetJSON("broken", 10));
+    await waitFor("the ReplicaFailure condition", async () => {
+      const cond = (await getRS(c, "broken")).status?.conditions?.find((x) => x.type === "ReplicaFailure");
+      return cond?.status === "True" && cond.reason === "FailedCreate";
+    });
+    expect(await kubectl(c, ["get", "rs", "broken", "-o", "jsonpath={.status.conditions[0].message}"])).toBe(
+      'pods "broken-" is forbidden: exceeded quota: compute-resources',
+    );
+    await waitFor("a few retries", async () => syncs.n >= 3);
+    // Each failed sync tried exactly one create: the first batch failed, the rest were skipped
+    // (and taken off the expectations, or the retry would wait five minutes). Without the slow
+    // start every sync would try all 10.
+    expect(attempts).toBeLessThanOrEqual(syncs.n);
+    failing = false;
+    await waitFor("10 pods", podsCount(c, "broken", 10));
+    await waitFor("the condition removed", async () => {
+      const s = (await getRS(c, "broken")).status;
+      return s?.replicas === 10 && !s.conditions?.some((x) => x.type === "ReplicaFailure");
+    });
   });
 });
