@@ -24,6 +24,7 @@ import {
   newSharedIndexInformer,
   type SharedIndexInformer,
 } from "../../client/tools/cache/shared-informer.ts";
+import { newEventRecorder } from "../event-recorder.ts";
 import { type PodControlInterface, RealPodControl } from "../pod-control.ts";
 import { newReplicaSetController, type ReplicaSetController } from "./replica-set.ts";
 
@@ -84,7 +85,10 @@ users:
     0,
   );
   const errors: unknown[] = [];
-  const real = new RealPodControl(client);
+  const real = new RealPodControl(
+    client,
+    newEventRecorder(client, "replicaset-controller", { group: "apps", version: "v1", kind: "ReplicaSet" }),
+  );
   const controller = newReplicaSetController(podInformer, rsInformer, client, {
     onError: (_key, err) => errors.push(err),
     podControl: opts.wrapPodControl ? opts.wrapPodControl(real) : real,
@@ -205,6 +209,23 @@ describeWithTools("the ReplicaSet controller driven by kubectl", ["kubectl"], ()
         "jsonpath={.status.replicas}/{.status.observedGeneration}",
       ]),
     ).toBe("3/1");
+    // The creates were recorded as Events on the ReplicaSet.
+    await waitFor("3 SuccessfulCreate events", async () => {
+      const all = (await c.client.coreV1.events("default").list()).items;
+      const events = all.filter(
+        (e) =>
+          e.involvedObject.name === "web" &&
+          e.involvedObject.kind === "ReplicaSet" &&
+          e.reason === "SuccessfulCreate",
+      );
+      return (
+        events.length === 3 &&
+        events.every(
+          (e) =>
+            /^Created pod: web-/.test(e.message ?? "") && e.source?.component === "replicaset-controller",
+        )
+      );
+    });
   });
 
   it("replaces a pod deleted with kubectl delete", async () => {

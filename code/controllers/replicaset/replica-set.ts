@@ -61,6 +61,7 @@ import {
   PodControllerRefManager,
   recheckDeletionTimestamp,
 } from "../controller-ref-manager.ts";
+import { newEventRecorder } from "../event-recorder.ts";
 import { ControllerExpectations, UIDTrackingControllerExpectations } from "../expectations.ts";
 import {
   type EventRecorder,
@@ -433,11 +434,13 @@ export function newReplicaSetController(
   client: Clientset,
   opts: ReplicaSetControllerOptions = {},
 ): ReplicaSetController {
+  // Upstream's controller records its creates and deletes as Events; ours does so by default too.
+  const recorder = opts.recorder ?? newEventRecorder(client, "replicaset-controller", replicaSetKind);
   return new ReplicaSetController(
     podInformer as unknown as SharedIndexInformer<Pod>,
     rsInformer as unknown as SharedIndexInformer<ReplicaSet>,
     client,
-    opts,
+    { ...opts, recorder },
   );
 }
 // #endregion factory
