@@ -396,7 +396,7 @@ function report(ours: Side, theirs: Side, writesPerSec: number): void {
     if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
   }
   console.log(
-    `\nwriter: ${fmt(writesPerSec)} changes/s ${live ? " (--live: when both rates are near it, the writer was the limit)" : " (written while neither informer read; then drained as a burst)"}`,
+    `\nwriter: ${fmt(writesPerSec)} changes/s ${live ? "(--live: when both rates are near it, the writer was the limit)" : "(written while neither informer read; then drained as a burst)"}`,
   );
   console.log(`events/s ours / client-node ≥ 1.0×: ${pass ? "PASS" : "FAIL"} (${fmt(ratio, 2)}×)`);
 }
