@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: every `*.bench.ts` under `code/<name>/`.
+ * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: every `*.bench.ts` under `code/<name>/`,
+ * or one benchmark by its file's base name (`informer` → code/client/testing/informer.bench.ts).
  *
  * Performance is measured here, never in timed tests: each benchmark prints its figures and the
  * ratio against a reference run on the same machine in the same run (for the store: a real etcd).
@@ -28,6 +29,11 @@ function benchmarks(): Map<string, string[]> {
     if (!statSync(abs).isDirectory()) continue;
     const files = benchFiles(abs);
     if (files.length > 0) found.set(dir, files);
+  }
+  // Each file by its own base name too (`informer`), unless a folder already has that name.
+  for (const file of [...found.values()].flat()) {
+    const base = file.slice(file.lastIndexOf("/") + 1, -".bench.ts".length);
+    if (!found.has(base)) found.set(base, [file]);
   }
   return found;
 }
