@@ -72,6 +72,10 @@ describe("resolveControllers", () => {
   });
 
   it("knows the controllers it registers", () => {
-    expect(knownControllers()).toEqual(["namespace-controller", "serviceaccount-controller"]);
+    expect(knownControllers()).toEqual([
+      "namespace-controller",
+      "replicaset-controller",
+      "serviceaccount-controller",
+    ]);
   });
 });

@@ -36,6 +36,7 @@ import {
   defaultControllerManagerConfig,
 } from "./controller-context.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
+import { startReplicaSetController } from "./replicaset/replica-set.ts";
 import { startServiceAccountsController } from "./serviceaccount/serviceaccounts-controller.ts";
 
 export type {
@@ -61,8 +62,13 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       clientName: "namespace-controller",
       start: startNamespaceController,
     },
-    // ── lead: register the chapter's other controllers here, in this shape ──────────────────
-    // { name: "replicaset-controller", aliases: ["replicaset"], clientName: "replicaset-controller", start: startReplicaSetController },
+    {
+      name: "replicaset-controller",
+      aliases: ["replicaset"],
+      clientName: "replicaset-controller",
+      start: startReplicaSetController,
+    },
+    // ── the chapter's other controllers go here, in this shape ─────────────────────────────
     // { name: "deployment-controller", aliases: ["deployment"], clientName: "deployment-controller", start: … },
     // { name: "garbage-collector-controller", aliases: ["garbagecollector"], clientName: "generic-garbage-collector", start: … },
     // ─────────────────────────────────────────────────────────────────────────────────────────

@@ -6,7 +6,7 @@
  * so every `default` account here is the controller's.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -146,8 +146,12 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     return r.code === 0 && r.out ? r.out : undefined;
   };
 
-  it("starts both controllers and logs them as upstream does", () => {
-    expect(manager.started).toEqual(["serviceaccount-controller", "namespace-controller"]);
+  it("starts its controllers and logs them as upstream does", () => {
+    expect(manager.started).toEqual([
+      "serviceaccount-controller",
+      "namespace-controller",
+      "replicaset-controller",
+    ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
   });
@@ -167,6 +171,41 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/service-account-controller");
     expect(accounts).toContain("serviceaccount/namespace-controller");
+  });
+
+  it("runs the ReplicaSet controller as its own ServiceAccount: a ReplicaSet gets its pods", async () => {
+    await ok("create", "namespace", "apps");
+    await eventually(() => uidOf("apps"), "default in apps"); // the pods need it (admission)
+    const manifest = join(dir, "rs.json");
+    await writeFile(
+      manifest,
+      JSON.stringify({
+        apiVersion: "apps/v1",
+        kind: "ReplicaSet",
+        metadata: { name: "web", namespace: "apps" },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: { labels: { app: "web" } },
+            spec: { containers: [{ name: "c", image: "nginx" }] },
+          },
+        },
+      }),
+    );
+    await ok("create", "-f", manifest);
+    const owned = await eventually(async () => {
+      const pods = JSON.parse(await ok("get", "pods", "-n", "apps", "-l", "app=web", "-o", "json")) as {
+        items: { metadata: { ownerReferences?: { kind: string; name: string; controller?: boolean }[] } }[];
+      };
+      return pods.items.length === 2 ? pods.items : undefined;
+    }, "two pods of the ReplicaSet");
+    for (const p of owned)
+      expect(p.metadata.ownerReferences).toEqual([
+        expect.objectContaining({ kind: "ReplicaSet", name: "web", controller: true }),
+      ]);
+    const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
+    expect(accounts).toContain("serviceaccount/replicaset-controller");
   });
 
   it("kubectl delete namespace empties it, shows why it waits in its conditions, then it goes", async () => {

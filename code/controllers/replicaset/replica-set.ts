@@ -36,6 +36,7 @@ import type { Pod } from "../../api/core.ts";
 import { isEmptySelector, labelSelectorAsSelector, selectorMatches } from "../../api/labels.ts";
 import type { KubeObject, OwnerReference } from "../../api/meta.ts";
 import { isNotFound, StatusError } from "../../client/errors.ts";
+import { Resources } from "../../client/informers/factory.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { DeletedFinalStateUnknown } from "../../client/tools/cache/delta-fifo.ts";
 import { waitForCacheSyncWithClock } from "../../client/tools/cache/informer-factory.ts";
@@ -56,6 +57,7 @@ import {
   type RankedPod,
   sortActivePodsWithRanks,
 } from "../active-pods.ts";
+import type { ControllerContext, RunningController } from "../controller-context.ts";
 import {
   AdoptionError,
   PodControllerRefManager,
@@ -444,3 +446,24 @@ export function newReplicaSetController(
   );
 }
 // #endregion factory
+
+// #region start
+/**
+ * The controller-manager's start function (upstream's cmd/kube-controller-manager/app/apps.go,
+ * startReplicaSetController): the shared pod and ReplicaSet informers, the controller's own
+ * client, `--concurrent-replicaset-syncs` workers.
+ */
+export async function startReplicaSetController(ctx: ControllerContext): Promise<RunningController> {
+  const client = await ctx.clientFor("replicaset-controller");
+  const c = newReplicaSetController(
+    ctx.informerFactory.informerFor(Resources.pods),
+    ctx.informerFactory.informerFor(Resources.replicaSets),
+    client,
+    {
+      onError: (key, err) =>
+        ctx.log(`error syncing ReplicaSet ${key}: ${err instanceof Error ? err.message : String(err)}`),
+    },
+  );
+  return { done: c.run(ctx.config.concurrentReplicaSetSyncs, ctx.signal) };
+}
+// #endregion start
