@@ -27,7 +27,7 @@ describe("npm run chapter -- 4 --once", () => {
 
   it("runs every step and exits 0", () => {
     expect(out.code, out.stderr + out.stdout.slice(-2000)).toBe(0);
-    for (const n of [1, 2, 3, 4, 5, 6, 7]) expect(out.stdout).toMatch(new RegExp(`^${n}\\. `, "m"));
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8]) expect(out.stdout).toMatch(new RegExp(`^${n}\\. `, "m"));
     expect(out.stdout).toMatch(/Serving securely on 127\.0\.0\.1:\d+/);
     expect(out.stdout).toMatch(/synced: the list returned resourceVersion \d+, 0 pods/);
   });
@@ -53,6 +53,21 @@ describe("npm run chapter -- 4 --once", () => {
     expect(out.stdout).toContain("lister: app=web in demo → web-1, web-2, web-3");
     const del = lineOf(lines, /informer DELETED +demo\/web-2/);
     lineOf(lines, /worker +sync +demo\/web-2 sees it gone/, del);
-    expect(out.stdout).toMatch(/stopped the informer, the worker and the API server/);
+    expect(out.stdout).toMatch(/stopped the informer, the worker, the controller-manager and the API server/);
+  });
+
+  it("runs the ReplicaSet controller, which replaces a deleted pod", () => {
+    expect(out.stdout).toContain(
+      "started replicaset-controller, as the ServiceAccount kube-system/replicaset-controller",
+    );
+    const made =
+      /ReplicaSet frontend \(replicas 3\) → pods (frontend-\w+), (frontend-\w+), (frontend-\w+)/.exec(
+        out.stdout,
+      );
+    expect(made, out.stdout).not.toBeNull();
+    expect(out.stdout).toContain(`deleted ${made![1]}`);
+    const healed = /the controller saw 2 of 3 and created (frontend-\w+)/.exec(out.stdout);
+    expect(healed, out.stdout).not.toBeNull();
+    expect(made!.slice(1)).not.toContain(healed![1]);
   });
 });

@@ -30,8 +30,13 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { ReplicaSet } from "../../code/api/apps.ts";
 import type { Pod } from "../../code/api/core.ts";
 import { selectorFromSet } from "../../code/api/labels.ts";
+import {
+  type ServiceAccountConfig,
+  serviceAccountConfigFromFlags,
+} from "../../code/apiserver/authn/serviceaccount/options.ts";
 import { type APIServer, startAPIServer } from "../../code/apiserver/server.ts";
 import { newSharedInformerFactory, Resources } from "../../code/client/informers/factory.ts";
 import { type Clientset, newForConfig } from "../../code/client/kubernetes/clientset.ts";
@@ -41,6 +46,11 @@ import { Lister } from "../../code/client/tools/cache/listers.ts";
 import { defaultControllerRateLimiter } from "../../code/client/util/workqueue/rate-limiters.ts";
 import { newTypedRateLimitingQueue } from "../../code/client/util/workqueue/rate-limiting-queue.ts";
 import { runWorkers } from "../../code/client/util/workqueue/worker.ts";
+import { dynamicControllerClientBuilder } from "../../code/controllers/client-builder.ts";
+import {
+  type RunningControllerManager,
+  startControllerManager,
+} from "../../code/controllers/controller-manager.ts";
 import { ensurePKI, type PKILayout } from "../../code/pki/certs.ts";
 import { PKIError } from "../../code/pki/errors.ts";
 import { createWithCerts, serializeKubeConfig } from "../../code/pki/kubeconfig.ts";
@@ -67,19 +77,22 @@ const pkiDir = join(workDir, "pki");
 const kubeconfigPath = join(workDir, "kubeconfig");
 const ns = "demo";
 
-/** A client as a component builds one: its own certificate, the cluster's CA, its own QPS. */
-function clientFor(server: APIServer, layout: PKILayout, id: string, qps: number, burst: number): Clientset {
+/** A client's config as a component builds one: its own certificate, the cluster's CA, its own QPS. */
+function configFor(server: APIServer, layout: PKILayout, id: string, qps: number, burst: number): Config {
   const who = layout.identities.find((i) => i.id === id);
   if (!who) throw new Error(`the PKI has no identity ${id}`);
-  const config: Config = {
+  return {
     host: server.url,
     tlsClientConfig: { caFile: layout.caCert, certFile: who.cert, keyFile: who.key },
     qps,
     burst,
     userAgent: `chapter-04-demo/${id}`,
   };
-  return newForConfig(config);
 }
+const clientFor = (server: APIServer, layout: PKILayout, id: string, qps: number, burst: number): Clientset =>
+  newForConfig(configFor(server, layout, id, qps, burst));
+const controllerConfig = (server: APIServer, layout: PKILayout) =>
+  configFor(server, layout, "kube-controller-manager", 20, 30);
 
 const pod = (name: string, labels: Record<string, string>): Pod =>
   ({
@@ -109,10 +122,20 @@ async function main(): Promise<void> {
     `${pki.written.length > 0 ? `made ${pki.written.length} files` : `kept all ${pki.kept.length} files`} in ${cyan(pkiDir)}`,
   );
   const requests = requestLog();
+  // Service-account tokens too: the controller-manager runs each controller as its own account.
+  const sa = serviceAccountConfigFromFlags({
+    keyFiles: [layout.serviceAccountPublicKey],
+    issuers: ["https://kubernetes.default.svc.cluster.local"],
+    apiAudiences: [],
+    signingKeyFile: layout.serviceAccountKey,
+    maxTokenExpirationMs: 0,
+    extendTokenExpiration: true,
+  }) as ServiceAccountConfig;
   const server = await startAPIServer({
     securePort: port,
     secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },
-    authentication: { clientCAFile: layout.caCert, anonymousAuth: false },
+    authentication: { clientCAFile: layout.caCert, anonymousAuth: false, serviceAccounts: sa.authentication },
+    serviceAccountTokens: sa.tokens,
     authorizationModes: ["Node", "RBAC"],
     admission: {},
     log: requests.log,
@@ -120,10 +143,14 @@ async function main(): Promise<void> {
   say(`Serving securely on ${cyan(server.url.replace(/^https:\/\//, ""))}`);
 
   const stop = new AbortController();
+  let manager: RunningControllerManager | undefined;
   const shutdown = async () => {
     stop.abort();
+    await manager?.stop();
     await server.close();
-    say("stopped the informer, the worker and the API server: every object was in memory, and is gone");
+    say(
+      "stopped the informer, the worker, the controller-manager and the API server: every object was in memory, and is gone",
+    );
   };
   stopOnInterrupt(shutdown);
 
@@ -222,6 +249,54 @@ async function main(): Promise<void> {
   await admin.coreV1.pods(ns).delete("web-2", { gracePeriodSeconds: 0 });
   await eventually("the sync of the deleted pod", () => syncs.at(-1) === `${ns}/web-2`);
 
+  step("A controller-manager: a ReplicaSet that heals itself");
+  const managerConfig = { ...controllerConfig(server, layout), qps: 20, burst: 30 };
+  const managerClient = newForConfig(managerConfig);
+  manager = await startControllerManager({
+    client: managerClient,
+    clientFor: dynamicControllerClientBuilder(managerClient, managerConfig),
+    controllers: ["replicaset-controller"],
+  });
+  await manager.synced;
+  say(`started ${cyan(manager.started.join(", "))}, as the ServiceAccount kube-system/replicaset-controller`);
+  note(
+    "as kube-controller-manager --kubeconfig=pki/kube-controller-manager.kubeconfig --controllers=replicaset",
+  );
+  note(
+    "  --use-service-account-credentials: each controller gets a token of its own account, and its own RBAC role",
+  );
+  await admin.appsV1.replicaSets(ns).create({
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name: "frontend", namespace: ns },
+    spec: {
+      replicas: 3,
+      selector: { matchLabels: { tier: "frontend" } },
+      template: {
+        metadata: { labels: { tier: "frontend" } },
+        spec: { containers: [{ name: "app", image: "nginx:1.27" }] },
+      },
+    },
+  } as ReplicaSet);
+  const frontend = () => lister.byNamespace(ns).list(selectorFromSet({ tier: "frontend" }));
+  await eventually("three frontend pods", () => frontend().length === 3);
+  const names = frontend().map((p) => p.metadata.name as string);
+  say(`ReplicaSet frontend (replicas 3) → pods ${names.map((n) => cyan(n)).join(", ")}`);
+  note(
+    "each with an ownerReference to the ReplicaSet, controller: true — the informer printed their ADDED above",
+  );
+  const victim = names[0] as string;
+  await admin.coreV1.pods(ns).delete(victim, { gracePeriodSeconds: 0 });
+  say(`deleted ${victim}`);
+  await eventually(
+    "a replacement",
+    () => frontend().length === 3 && !frontend().some((p) => p.metadata.name === victim),
+  );
+  const replacement = frontend().find((p) => !names.includes(p.metadata.name ?? ""))?.metadata.name;
+  say(
+    `the controller saw 2 of 3 and created ${cyan(replacement ?? "?")}: desired state again, from the state, not the event`,
+  );
+
   step("Now with the real kubectl");
   const adminId = layout.identities.find((i) => i.id === "admin");
   if (!adminId) throw new Error("the PKI has no admin identity");
@@ -239,11 +314,14 @@ async function main(): Promise<void> {
     [`export KUBECONFIG=${kubeconfigPath}`],
     [`kubectl -n ${ns} label pod web-1 v=7 --overwrite`, "the informer prints MODIFIED, the worker syncs"],
     [`kubectl -n ${ns} delete pod web-3`, "DELETED, then a sync that finds it gone"],
+    [`kubectl -n ${ns} delete pods -l tier=frontend`, "the ReplicaSet controller makes three new ones"],
+    [`kubectl -n ${ns} scale rs frontend --replicas=5`, "and two more"],
   ]);
   await tryKubectl(kubeconfigPath, ["-n", ns, "get", "pods"]);
   if (once) {
     stop.abort();
     await workers;
+    await manager.stop();
   }
   await serveUntilInterrupt(once, shutdown, requests);
 }
