@@ -57,15 +57,22 @@ const reasonForCode: Record<number, StatusReason> = {
   504: "Timeout",
 };
 
-/** A StatusError for an answer that was not a Status (or no answer at all: code 0). */
-export function newStatusError(code: number, message: string, retryAfterSeconds?: number): StatusError {
+/**
+ * A StatusError for an answer that was not a Status (or no answer at all: code 0); the reason is
+ * the one the code implies unless given.
+ */
+export function newStatusError(
+  code: number,
+  message: string,
+  { reason, retryAfterSeconds }: { reason?: StatusReason; retryAfterSeconds?: number } = {},
+): StatusError {
   return new StatusError({
     kind: "Status",
     apiVersion: "v1",
     metadata: {},
     status: "Failure",
     message,
-    reason: reasonForCode[code] ?? "",
+    reason: reason ?? reasonForCode[code] ?? "",
     ...(retryAfterSeconds !== undefined ? { details: { retryAfterSeconds } } : {}),
     code,
   });

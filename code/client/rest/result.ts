@@ -24,7 +24,7 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { Status, StatusReason } from "../../api/meta.ts";
-import { StatusError } from "../errors.ts";
+import { newStatusError, StatusError } from "../errors.ts";
 import { retryAfterSeconds } from "./with-retry.ts";
 
 /** What a request names, for messages such as `(get pods web-1)`. */
@@ -153,13 +153,5 @@ function genericReason(code: number, verb: string, serverMessage: string): [Stat
 
 /** A Status for a failure on our side of the wire: no answer (code 0), or one we cannot read. */
 export function syntheticStatus(code: number, reason: StatusReason, message: string): StatusError {
-  return new StatusError({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason,
-    code,
-  });
+  return newStatusError(code, message, { reason });
 }

@@ -257,7 +257,7 @@ describe("Reflector", () => {
     try {
       await until(() => source.openWatches() === 1, "watch");
       clock.step(5000);
-      source.failNextWatch(newStatusError(429, "slow down", 1));
+      source.failNextWatch(newStatusError(429, "slow down", { retryAfterSeconds: 1 }));
       source.dropWatches();
       await until(() => clock.hasWaiters(), "backoff");
       clock.step(clock.nextDue()! - clock.now());
