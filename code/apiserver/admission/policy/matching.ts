@@ -25,7 +25,7 @@
 import type { MatchResources, NamedRuleWithOperations } from "../../../api/validatingadmissionpolicy.ts";
 import type { Attributes } from "../interfaces.ts";
 import { equivalentResourcesFor } from "../webhook/generic.ts";
-import { matchNamespaceSelector, matchObjectSelector, type NamespaceGetter } from "../webhook/matchers.ts";
+import { matchSelectors, type NamespaceGetter } from "../webhook/matchers.ts";
 import { ruleMatches } from "../webhook/rules.ts";
 
 export interface MatchResult {
@@ -68,22 +68,8 @@ export async function matches(
   a: Attributes,
   getNamespace: NamespaceGetter,
 ): Promise<MatchResult | undefined> {
-  let nsErr: unknown;
-  let nsMatch = true;
-  try {
-    nsMatch = await matchNamespaceSelector(m.namespaceSelector, a, getNamespace);
-  } catch (e) {
-    nsErr = e;
-  }
-  if (!nsMatch && nsErr === undefined) return undefined;
-  let objErr: unknown;
-  let objMatch = true;
-  try {
-    objMatch = matchObjectSelector(m.objectSelector, a);
-  } catch (e) {
-    objErr = e;
-  }
-  if (!objMatch && objErr === undefined) return undefined;
+  const selectors = await matchSelectors(m.namespaceSelector, m.objectSelector, a, getNamespace);
+  if (!selectors.matched) return undefined;
 
   if (matchesResourceRules(m.excludeResourceRules ?? [], m.matchPolicy, a)) return undefined;
   const rules = m.resourceRules ?? [];
@@ -92,8 +78,7 @@ export async function matches(
       ? { resource: a.resource, kind: a.kind }
       : matchesResourceRules(rules, m.matchPolicy, a);
   if (!result) return undefined;
-  if (nsErr !== undefined) throw nsErr;
-  if (objErr !== undefined) throw objErr;
+  if (selectors.err !== undefined) throw selectors.err;
   return result;
 }
 // #endregion matches

@@ -43,7 +43,7 @@ import {
 } from "./admissionreview.ts";
 import { CallError, type HookTarget, postAdmissionReview } from "./client.ts";
 import { ErrCallingWebhook, newDryRunUnsupportedErr } from "./errors.ts";
-import { matchNamespaceSelector, matchObjectSelector, type NamespaceGetter } from "./matchers.ts";
+import { matchSelectors, type NamespaceGetter } from "./matchers.ts";
 import { isExemptAdmissionConfigurationResource, ruleMatches } from "./rules.ts";
 import { type ObjectGetter, resolveEndpoint } from "./service-resolver.ts";
 import type { HookSource, WebhookAccessor } from "./source.ts";
@@ -104,22 +104,8 @@ export async function shouldCallHook(
 ): Promise<WebhookInvocation | undefined> {
   const h = w.hook;
   // Selector errors count only if a rule matches (upstream evaluates both, reports later).
-  let nsErr: unknown;
-  let nsMatch = true;
-  try {
-    nsMatch = await matchNamespaceSelector(h.namespaceSelector, a, deps.getNamespace);
-  } catch (e) {
-    nsErr = e;
-  }
-  if (!nsMatch && nsErr === undefined) return undefined;
-  let objErr: unknown;
-  let objMatch = true;
-  try {
-    objMatch = matchObjectSelector(h.objectSelector, a);
-  } catch (e) {
-    objErr = e;
-  }
-  if (!objMatch && objErr === undefined) return undefined;
+  const selectors = await matchSelectors(h.namespaceSelector, h.objectSelector, a, deps.getNamespace);
+  if (!selectors.matched) return undefined;
 
   let invocation: WebhookInvocation | undefined;
   if ((h.rules ?? []).some((rule) => ruleMatches(rule, a))) {
@@ -144,8 +130,7 @@ export async function shouldCallHook(
     }
   }
   if (!invocation) return undefined;
-  if (nsErr !== undefined) throw nsErr;
-  if (objErr !== undefined) throw objErr;
+  if (selectors.err !== undefined) throw selectors.err;
   return invocation;
 }
 

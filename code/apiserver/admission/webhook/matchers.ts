@@ -64,3 +64,31 @@ export function matchObjectSelector(selector: LabelSelector | undefined, a: Attr
   return matches(a.object) || matches(a.oldObject);
 }
 // #endregion object-selector
+
+// #region selectors
+/**
+ * Both selectors, as webhooks and policies apply them: a clear "no" skips the hook; an error in
+ * either is returned, not thrown — it counts only if a rule then matches (upstream evaluates the
+ * rules before reporting a selector's error).
+ */
+export async function matchSelectors(
+  namespaceSelector: LabelSelector | undefined,
+  objectSelector: LabelSelector | undefined,
+  a: Attributes,
+  getNamespace: NamespaceGetter,
+): Promise<{ matched: false } | { matched: true; err?: unknown }> {
+  let nsErr: unknown;
+  try {
+    if (!(await matchNamespaceSelector(namespaceSelector, a, getNamespace))) return { matched: false };
+  } catch (e) {
+    nsErr = e;
+  }
+  let objErr: unknown;
+  try {
+    if (!matchObjectSelector(objectSelector, a)) return { matched: false };
+  } catch (e) {
+    objErr = e;
+  }
+  return { matched: true, err: nsErr ?? objErr };
+}
+// #endregion selectors
