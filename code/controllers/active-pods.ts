@@ -1,7 +1,7 @@
 /**
  * Active pods and their ranking for deletion — which pods a controller counts, and which it
  * deletes first when there are too many.
- * Mirrors kubernetes pkg/controller/controller_utils.go (IsPodActive, FilterActivePods,
+ * Mirrors kubernetes/kubernetes pkg/controller/controller_utils.go (IsPodActive, FilterActivePods,
  * ActivePodsWithRanks, podReadyTime, maxContainerRestarts, afterOrZero, logarithmicRankDiff) and
  * pkg/api/v1/pod/util.go (IsPodReady, IsPodAvailable), pkg/apis/core/helper
  * (GetDeletionCostFromPodAnnotations).

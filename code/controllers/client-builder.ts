@@ -3,6 +3,7 @@
  * own (SimpleControllerClientBuilder), or, with `--use-service-account-credentials`, a
  * ServiceAccount of its own in kube-system with a token from the TokenRequest API
  * (DynamicControllerClientBuilder).
+ * Upstream: kubernetes/kubernetes staging/src/k8s.io/controller-manager/pkg/clientbuilder/client_builder_dynamic.go, and the others listed below.
  *
  * Solves: under RBAC each controller gets only its own role (`system:controller:<name>`, bound
  * to `kube-system/<name>`), so a bug in one controller reaches only what that one may touch, and

@@ -2,6 +2,7 @@
  * The controller-manager — many control loops in one process: a registry of controllers by name,
  * the `--controllers` rule that picks which run, one clientset and one shared informer factory
  * for all of them, and one stop for everything.
+ * Upstream: kubernetes/kubernetes cmd/kube-controller-manager/app/controllermanager.go, and the others listed below.
  *
  * Solves:
  * - thirty controllers as thirty processes would open thirty watches on pods and hold thirty

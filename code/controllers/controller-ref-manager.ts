@@ -2,7 +2,7 @@
  * PodControllerRefManager — decides, pod by pod, which pods a controller owns right now: it keeps
  * its own pods that still match, adopts orphans that match, and releases its pods that no
  * longer match.
- * Mirrors kubernetes pkg/controller/controller_ref_manager.go (BaseControllerRefManager,
+ * Mirrors kubernetes/kubernetes pkg/controller/controller_ref_manager.go (BaseControllerRefManager,
  * ClaimObject, CanAdopt, PodControllerRefManager, ClaimPods, AdoptPod, ReleasePod,
  * RecheckDeletionTimestamp, ownerRefControllerPatch, GenerateDeleteOwnerRefStrategicMergeBytes).
  *

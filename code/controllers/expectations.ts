@@ -2,7 +2,7 @@
  * ControllerExpectations — what a controller has asked the API server to do and has not yet seen
  * come back through its informer: "I created 3 pods for ReplicaSet web; wake me properly once the
  * watch has shown me all 3".
- * Mirrors kubernetes pkg/controller/controller_utils.go (ControllerExpectations,
+ * Mirrors kubernetes/kubernetes pkg/controller/controller_utils.go (ControllerExpectations,
  * ControlleeExpectations, UIDTrackingControllerExpectations, ExpectationsTimeout).
  *
  * Solves:

@@ -1,7 +1,7 @@
 /**
  * PodControl — how a controller creates, deletes and patches the pods it owns, and the controller
  * ownerReference it stamps on them.
- * Mirrors kubernetes pkg/controller/controller_utils.go (PodControlInterface, RealPodControl,
+ * Mirrors kubernetes/kubernetes pkg/controller/controller_utils.go (PodControlInterface, RealPodControl,
  * CreatePods, DeletePod, PatchPod, GetPodFromTemplate, getPodsPrefix, validateControllerRef,
  * SlowStartInitialBatchSize) and apimachinery pkg/apis/meta/v1/controller_ref.go (NewControllerRef,
  * GetControllerOf).

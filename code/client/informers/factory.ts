@@ -1,7 +1,7 @@
 /**
  * newSharedInformerFactory — the informer factory over a real clientset: every informer it makes
  * lists and watches its resource through the clientset's RESTClient for that group version.
- * Mirrors client-go informers/factory.go (NewSharedInformerFactory,
+ * Mirrors kubernetes/client-go informers/factory.go (NewSharedInformerFactory,
  * NewSharedInformerFactoryWithOptions), whose generated per-resource informers each call
  * cache.NewListWatchFromClient on the typed client.
  *

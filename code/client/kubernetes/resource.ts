@@ -1,7 +1,7 @@
 /**
  * ResourceClient — the verbs of one resource in one namespace (get, list, watch, create, update,
  * updateStatus, patch, delete, deleteCollection, subresources), over a RESTClient.
- * Mirrors client-go gentype/type.go (Client, ClientWithList: the generic typed client every
+ * Mirrors kubernetes/client-go gentype/type.go (Client, ClientWithList: the generic typed client every
  * generated `Pods(ns)`, `Nodes()` is an instance of) and dynamic/simple.go (Resource(gvr)).
  *
  * Solves:

@@ -1,7 +1,7 @@
 /**
  * RESTClient — a client for one API group version (`/api/v1`, `/apis/apps/v1`): it hands out
  * Requests that share its base URL, connections, credentials and rate limiter.
- * Mirrors client-go rest/client.go (RESTClient, NewRESTClient, Verb, Get, Post, Put, Patch,
+ * Mirrors kubernetes/client-go rest/client.go (RESTClient, NewRESTClient, Verb, Get, Post, Put, Patch,
  * Delete) and rest/config.go (RESTClientFor).
  *
  * Solves:

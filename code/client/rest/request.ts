@@ -1,7 +1,7 @@
 /**
  * Request — one call to the API server, built step by step (verb, namespace, resource, name,
  * subresource, parameters, body) and then sent: `do()` for an answer, `watch()` for a stream.
- * Mirrors client-go rest/request.go (Request, URL, Do, Watch, request, tryThrottle).
+ * Mirrors kubernetes/client-go rest/request.go (Request, URL, Do, Watch, request, tryThrottle).
  *
  * Solves:
  * - every request of every component goes through the same four steps, in this order:

@@ -1,7 +1,7 @@
 /**
  * Transport — the connection side of a REST client: one keep-alive agent holding the TLS
  * material, and the headers every request carries (who we are, as which program).
- * Mirrors client-go rest/transport.go (HTTPClientFor, TransportFor) and transport/ (the TLS
+ * Mirrors kubernetes/client-go rest/transport.go (HTTPClientFor, TransportFor) and transport/ (the TLS
  * config, the bearer-token and user-agent round trippers).
  *
  * Solves:

@@ -2,7 +2,7 @@
  * StreamWatcher — a watch response turned into events: the chunked body is cut into JSON
  * objects, each `{type, object}` one event, handed out through an async iterator.
  * Mirrors apimachinery pkg/watch/streamwatcher.go (StreamWatcher) and pkg/util/framer (the JSON
- * framer client-go's watch decoder reads through).
+ * framer kubernetes/client-go's watch decoder reads through).
  *
  * Solves:
  * - the server pushes one JSON object per change down a response that never ends; the client must

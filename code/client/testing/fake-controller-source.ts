@@ -1,7 +1,7 @@
 /**
  * FakeControllerSource — an in-memory API server for one resource: a ListerWatcher whose
  * objects, resourceVersions, pages, watches, compactions and failures a test controls.
- * Mirrors client-go tools/cache/testing/fake_controller_source.go (FakeControllerSource: Add,
+ * Mirrors kubernetes/client-go tools/cache/testing/fake_controller_source.go (FakeControllerSource: Add,
  * Modify, Delete, List, Watch, Shutdown), extended with what a fault test needs: pagination with
  * continue tokens, compaction that makes old resourceVersions answer 410, bookmarks, dropped
  * watches and injected errors.

@@ -1,7 +1,7 @@
 /**
  * Discovery for the namespace controller — which namespaced resources the server has, in their
  * preferred version, with their verbs: `/api`, `/api/v1`, `/apis`, `/apis/<group>/<version>`.
- * Mirrors client-go discovery/discovery_client.go (ServerPreferredNamespacedResources,
+ * Mirrors kubernetes/client-go discovery/discovery_client.go (ServerPreferredNamespacedResources,
  * ErrGroupDiscoveryFailed) and discovery/helper.go (FilteredBy, SupportsAllVerbs,
  * GroupVersionResources).
  *

@@ -1,7 +1,7 @@
 /**
  * NamespaceController — watches namespaces and, for each one being deleted, runs the deleter
  * (namespaced-resources-deleter.ts) until the namespace is empty and finalized.
- * Mirrors kubernetes pkg/controller/namespace/namespace_controller.go.
+ * Mirrors kubernetes/kubernetes pkg/controller/namespace/namespace_controller.go.
  *
  * Solves:
  * - the API server cannot delete a namespace's content inside one request (thousands of objects,

@@ -2,7 +2,7 @@
  * ReplicaSet status — what the controller reports back: how many pods it counts, how many carry
  * the template's labels, are ready, are available; which generation of the spec it has seen;
  * and a ReplicaFailure condition when it could not create or delete.
- * Mirrors kubernetes pkg/controller/replicaset/replica_set_utils.go (calculateStatus,
+ * Mirrors kubernetes/kubernetes pkg/controller/replicaset/replica_set_utils.go (calculateStatus,
  * updateReplicaSetStatus, NewReplicaSetCondition, GetCondition, SetCondition, RemoveCondition,
  * filterOutCondition).
  *

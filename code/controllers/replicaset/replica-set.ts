@@ -2,7 +2,7 @@
  * ReplicaSetController — keeps the number of pods of each ReplicaSet at `spec.replicas`: it
  * compares desired with actual on every change, creates or deletes the difference, and reports
  * what it counted in the status.
- * Mirrors kubernetes pkg/controller/replicaset/replica_set.go (ReplicaSetController,
+ * Mirrors kubernetes/kubernetes pkg/controller/replicaset/replica_set.go (ReplicaSetController,
  * NewReplicaSetController, NewBaseController, Run, addRS/updateRS/deleteRS, addPod/updatePod/
  * deletePod, resolveControllerRef, getPodReplicaSets, manageReplicas, syncReplicaSet, claimPods,
  * getPodsToDelete, getPodsRankedByRelatedPodsOnSameNode, getIndirectlyRelatedPods, BurstReplicas).

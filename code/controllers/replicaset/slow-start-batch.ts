@@ -1,7 +1,7 @@
 /**
  * slowStartBatch — make `count` calls in batches of 1, 2, 4, 8, …, and stop after the first
  * batch that has a failure.
- * Mirrors kubernetes pkg/controller/replicaset/replica_set.go (slowStartBatch).
+ * Mirrors kubernetes/kubernetes pkg/controller/replicaset/replica_set.go (slowStartBatch).
  *
  * Solves:
  * - a ReplicaSet scaled to 500 in a namespace whose quota allows 0 more pods would send 500

@@ -1,7 +1,7 @@
 /**
  * ServiceAccountsController — a `default` ServiceAccount in every active namespace, made again
  * whenever it is deleted.
- * Mirrors kubernetes pkg/controller/serviceaccount/serviceaccounts_controller.go.
+ * Mirrors kubernetes/kubernetes pkg/controller/serviceaccount/serviceaccounts_controller.go.
  *
  * Solves:
  * - a pod names no account and gets `default`; the ServiceAccount admission plugin refuses a

@@ -1,7 +1,7 @@
 /**
  * DeltaFIFO — the queue between the reflector and the informer: for each object key, the list
  * of changes (deltas) not yet processed, handed out one key at a time in first-changed order.
- * Mirrors client-go tools/cache/delta_fifo.go (DeltaFIFO, Delta, Deltas, DeletedFinalStateUnknown,
+ * Mirrors kubernetes/client-go tools/cache/delta_fifo.go (DeltaFIFO, Delta, Deltas, DeletedFinalStateUnknown,
  * dedupDeltas, Replace, Resync, Pop) and controller.go (DeletionHandlingMetaNamespaceKeyFunc).
  *
  * Solves:

@@ -1,7 +1,7 @@
 /**
  * Indexer — a Store that also answers "which objects have this value?" without a scan: the
  * namespace index, and any index a controller defines (pods by node, by owner, by PVC).
- * Mirrors client-go tools/cache/index.go (Indexer, IndexFunc, Indexers, Indices,
+ * Mirrors kubernetes/client-go tools/cache/index.go (Indexer, IndexFunc, Indexers, Indices,
  * MetaNamespaceIndexFunc, NamespaceIndex).
  *
  * Solves:

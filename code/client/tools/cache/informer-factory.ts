@@ -1,7 +1,7 @@
 /**
  * SharedInformerFactory — one informer per resource for a whole process: every controller that
  * asks for pods gets the same SharedIndexInformer, hence one watch and one cache.
- * Mirrors client-go informers/factory.go (SharedInformerFactory, NewSharedInformerFactoryWithOptions,
+ * Mirrors kubernetes/client-go informers/factory.go (SharedInformerFactory, NewSharedInformerFactoryWithOptions,
  * WithNamespace, WithTweakListOptions, WithCustomResyncConfig, WithTransform, InformerFor, Start,
  * WaitForCacheSync, Shutdown) and tools/cache/shared_informer.go (WaitForCacheSync).
  *

@@ -1,7 +1,7 @@
 /**
  * Listers — typed reads of an informer's cache: all objects matching a label selector, the
  * objects of one namespace, one object by name — answered from the indexer, never the server.
- * Mirrors client-go tools/cache/listers.go (ListAll, ListAllByNamespace, GenericLister,
+ * Mirrors kubernetes/client-go tools/cache/listers.go (ListAll, ListAllByNamespace, GenericLister,
  * GenericNamespaceLister) and the generated listers (listers/core/v1/pod.go: PodLister,
  * PodNamespaceLister), which are this one class per type.
  *

@@ -2,7 +2,7 @@
  * ListerWatcher — the two calls an informer needs from the API server, as one interface, so that
  * the reflector can run against the REST client, a fake source in tests, or anything else that
  * lists and watches.
- * Mirrors client-go tools/cache/listwatch.go (Lister, Watcher, ListerWatcher, NewListWatchFromClient)
+ * Mirrors kubernetes/client-go tools/cache/listwatch.go (Lister, Watcher, ListerWatcher, NewListWatchFromClient)
  * and apimachinery pkg/watch/watch.go (watch.Interface).
  *
  * Solves:

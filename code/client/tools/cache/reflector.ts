@@ -2,7 +2,7 @@
  * Reflector — keeps a store equal to the server: list, then watch from the list's
  * resourceVersion, writing every event into the store; resume the watch where it broke; list
  * again only when the server says the position is gone.
- * Mirrors client-go tools/cache/reflector.go (Reflector, NewReflectorWithOptions, Run,
+ * Mirrors kubernetes/client-go tools/cache/reflector.go (Reflector, NewReflectorWithOptions, Run,
  * ListAndWatch, list, watch, handleWatch, relistResourceVersion, isExpiredError, minWatchTimeout).
  *
  * Solves:

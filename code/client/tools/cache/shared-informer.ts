@@ -2,7 +2,7 @@
  * SharedIndexInformer — one list-and-watch, one cache, many handlers: the reflector fills a
  * DeltaFIFO, one loop pops it into the indexer, and every change is fanned out to each
  * registered handler through that handler's own unbounded buffer.
- * Mirrors client-go tools/cache/shared_informer.go (SharedIndexInformer, sharedIndexInformer,
+ * Mirrors kubernetes/client-go tools/cache/shared_informer.go (SharedIndexInformer, sharedIndexInformer,
  * sharedProcessor, processorListener, AddEventHandlerWithResyncPeriod, RemoveEventHandler,
  * SetTransform, HandleDeltas, shouldResync, determineResyncPeriod), controller.go (processDeltas,
  * ResourceEventHandler) and the synctrack package (SingleFileTracker).

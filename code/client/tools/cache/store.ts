@@ -1,6 +1,6 @@
 /**
  * Store — a keyed collection of API objects, and the key functions that name them (`ns/name`).
- * Mirrors client-go tools/cache/store.go (Store, KeyFunc, MetaNamespaceKeyFunc,
+ * Mirrors kubernetes/client-go tools/cache/store.go (Store, KeyFunc, MetaNamespaceKeyFunc,
  * SplitMetaNamespaceKey, ExplicitKey); the Store over a ThreadSafeStore is in cache.ts.
  *
  * Solves:

@@ -1,6 +1,6 @@
 /**
  * The kubeconfig file's contents — clusters, users, contexts and the current context — read from
- * its YAML (client-go's `v1` wire form, lists of named entries) into the in-memory form that
+ * its YAML (kubernetes/client-go's `v1` wire form, lists of named entries) into the in-memory form that
  * loading and merging work on (maps by name, each entry remembering the file it came from).
  * Mirrors client-go tools/clientcmd/api/types.go (Config, Cluster, AuthInfo, Context) and
  * api/v1/types.go + conversion.go (the named lists, and their conversion to maps).

@@ -2,7 +2,7 @@
  * ClientConfig — from a loaded kubeconfig and the command line's overrides (`--context`,
  * `--namespace`, `--server`, `--request-timeout`) to the rest.Config a client is built from, and
  * the namespace to work in.
- * Mirrors client-go tools/clientcmd/client_config.go (DirectClientConfig, ClientConfig, Namespace,
+ * Mirrors kubernetes/client-go tools/clientcmd/client_config.go (DirectClientConfig, ClientConfig, Namespace,
  * getContext, getAuthInfo, getCluster, BuildConfigFromFlags), overrides.go (ConfigOverrides) and
  * validation.go (ConfirmUsable).
  *

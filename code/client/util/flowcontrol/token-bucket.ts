@@ -1,5 +1,5 @@
 /**
- * Token bucket — the rate limiter every client-go client and the workqueue's overall limiter sit on.
+ * Token bucket — the rate limiter every kubernetes/client-go client and the workqueue's overall limiter sit on.
  * Mirrors golang.org/x/time/rate's Limiter (which client-go wraps twice): client-go's
  * util/flowcontrol/throttle.go (NewTokenBucketRateLimiter: a REST client's QPS and burst) and
  * util/workqueue/default_rate_limiters.go (BucketRateLimiter: 10 qps, burst 100).

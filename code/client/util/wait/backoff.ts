@@ -3,7 +3,7 @@
  * an initial delay up to a cap, with jitter, and back to the initial delay once a run has gone
  * well for long enough.
  * Mirrors apimachinery pkg/util/wait/backoff.go (Backoff.Step, delay, Jitter,
- * NewExponentialBackoffManager), which client-go's reflector uses with 800 ms → 30 s, reset
+ * NewExponentialBackoffManager), which kubernetes/client-go's reflector uses with 800 ms → 30 s, reset
  * after 2 minutes, factor 2, jitter 1.0.
  *
  * Solves:

@@ -1,5 +1,6 @@
 /**
  * The delaying queue — a workqueue that can add an item later: `addAfter(key, 5000)`.
+ * Upstream: kubernetes/client-go util/workqueue/delaying_queue.go, and the others listed below.
  *
  * Solves:
  * - a controller that must look again later (a pod's grace period, a failed call's backoff) must

@@ -1,6 +1,7 @@
 /**
  * The workqueue — the queue every controller takes its keys from: add a key, a worker gets it,
  * works, and says done.
+ * Upstream: kubernetes/client-go util/workqueue/queue.go, and the others listed below.
  *
  * Solves:
  * - many events about one object must cause one reconcile, not one each: a key added while it is

@@ -1,6 +1,6 @@
 /**
  * Rate limiters — how long a key that failed must wait before it is tried again.
- * Mirrors client-go's util/workqueue/default_rate_limiters.go.
+ * Mirrors kubernetes/client-go's util/workqueue/default_rate_limiters.go.
  *
  * Solves:
  * - a key whose reconcile keeps failing (a missing secret, a webhook that is down) must not spin:

@@ -1,6 +1,7 @@
 /**
  * The rate-limiting queue — the queue a controller actually holds: a delaying queue that asks a
  * rate limiter how long a failed key must wait.
+ * Upstream: kubernetes/client-go util/workqueue/rate_limiting_queue.go, and the others listed below.
  *
  * Solves:
  * - a worker whose reconcile failed says `addRateLimited(key)` and moves on; the key comes back
