@@ -1,10 +1,10 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../scripts/external-tools.ts";
 import { type APIServer, startAPIServer } from "../server.ts";
+import { plainKubectlEnv, runKubectl } from "../testing/kubectl-env.ts";
 
 describeWithTools("the built-in admission plugins as kubectl meets them", ["kubectl"], () => {
   let server: APIServer;
@@ -14,32 +14,14 @@ describeWithTools("the built-in admission plugins as kubectl meets them", ["kube
   beforeAll(async () => {
     server = await startAPIServer({ insecurePort: 0, admission: {} });
     dir = await mkdtemp(join(tmpdir(), "admission-kubectl-"));
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        `clusters: [{name: mini, cluster: {server: "${server.url}"}}]`,
-        "contexts: [{name: mini, context: {cluster: mini, user: me, namespace: default}}]",
-        "current-context: mini",
-        "users: [{name: me, user: {}}]",
-        "",
-      ].join("\n"),
-    );
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    env = await plainKubectlEnv(dir, server.url);
   });
   afterAll(async () => {
     await server?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const kubectl = (args: string[]): Promise<{ out: string; err: string; code: number }> =>
-    new Promise((resolve) => {
-      execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-      });
-    });
+  const kubectl = (args: string[]) => runKubectl(env, args);
   async function ok(args: string[]): Promise<string> {
     const r = await kubectl(args);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.err}`);

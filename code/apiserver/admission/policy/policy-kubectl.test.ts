@@ -1,9 +1,3 @@
-/**
- * ValidatingAdmissionPolicy as kubectl meets it: `kubectl apply` of a policy and a binding,
- * `kubectl get` of both, the denial message, a Warn binding's warning, an Audit binding's line in
- * the audit log, and a bad expression refused at create.
- */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +7,7 @@ import { newLogBackend } from "../../audit/backend.ts";
 import type { Event } from "../../audit/event.ts";
 import { loadPolicy } from "../../audit/policy.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
+import { plainKubectlEnv, runKubectl } from "../../testing/kubectl-env.ts";
 
 const policy = (name: string, expression: string, extra = "") => `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -63,32 +58,14 @@ describeWithTools("ValidatingAdmissionPolicy as kubectl meets it", ["kubectl"], 
       admission: {},
       audit: { policy: auditPolicy, backend: newLogBackend(auditLog) },
     });
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        `clusters: [{name: mini, cluster: {server: "${server.url}"}}]`,
-        "contexts: [{name: mini, context: {cluster: mini, user: me, namespace: default}}]",
-        "current-context: mini",
-        "users: [{name: me, user: {}}]",
-        "",
-      ].join("\n"),
-    );
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    env = await plainKubectlEnv(dir, server.url);
   });
   afterAll(async () => {
     await server?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const kubectl = (args: string[]): Promise<{ out: string; err: string; code: number }> =>
-    new Promise((resolve) => {
-      execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-      });
-    });
+  const kubectl = (args: string[]) => runKubectl(env, args);
   async function ok(args: string[]): Promise<string> {
     const r = await kubectl(args);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.err}`);
