@@ -90,6 +90,9 @@ export class Request {
   private contentType = "application/json";
   private timeoutMs: number;
   private retries = DefaultMaxRetries;
+  // chapter 4: discovery client — the root paths (`/api`, `/apis`) and aggregated discovery's Accept.
+  private absolutePath: string | undefined;
+  private readonly extraHeaders: OutgoingHttpHeaders = {};
 
   constructor(
     private readonly c: ClientContent,
@@ -156,9 +159,23 @@ export class Request {
     return this;
   }
 
+  // chapter 4: discovery client — AbsPath and SetHeader, as client-go's Request.
+  /** A path from the server's root instead of the group version's (`absPath("/apis")`). */
+  absPath(...segments: string[]): this {
+    this.absolutePath = segments.join("/");
+    return this;
+  }
+
+  /** A header sent with this request; `Accept` replaces the default `application/json`. */
+  setHeader(name: string, value: string): this {
+    this.extraHeaders[name] = value;
+    return this;
+  }
+
   /** The full URL this request goes to. */
   url(): URL {
-    const segments = this.c.versionedAPIPath.split("/").filter(Boolean);
+    const root = this.absolutePath ?? this.c.versionedAPIPath;
+    const segments = root.split("/").filter(Boolean);
     if (this.ns) segments.push("namespaces", this.ns);
     if (this.resourceName) segments.push(this.resourceName);
     if (this.objectName) segments.push(this.objectName);
@@ -311,7 +328,11 @@ export class Request {
 
   private send(signal: AbortSignal): Promise<IncomingMessage> {
     const url = this.url();
-    const headers: OutgoingHttpHeaders = { ...this.c.transport.headers, Accept: "application/json" };
+    const headers: OutgoingHttpHeaders = {
+      ...this.c.transport.headers,
+      Accept: "application/json",
+      ...this.extraHeaders,
+    };
     if (this.payload) {
       headers["Content-Type"] = this.contentType;
       headers["Content-Length"] = this.payload.length;

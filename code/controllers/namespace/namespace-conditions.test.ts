@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Namespace } from "../../api/core.ts";
-import { ErrGroupDiscoveryFailed } from "./discovery.ts";
+import { ErrGroupDiscoveryFailed } from "../../client/discovery/discovery-client.ts";
 import { NamespaceConditionUpdater } from "./namespaced-resources-deleter.ts";
 
 const ns = (): Namespace => ({

@@ -20,6 +20,8 @@
  * @chapter 04-informers
  */
 import type { Namespace } from "../../api/core.ts";
+import { newDiscoveryClientForClientset } from "../../client/discovery/discovery-client.ts";
+import { groupVersionResources } from "../../client/discovery/helper.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { waitForCacheSync } from "../../client/tools/cache/informer-factory.ts";
 import type { Lister } from "../../client/tools/cache/listers.ts";
@@ -34,7 +36,6 @@ import {
   type TypedRateLimitingInterface,
 } from "../../client/util/workqueue/rate-limiting-queue.ts";
 import type { ControllerContext, RunningController } from "../controller-context.ts";
-import { serverPreferredNamespacedResources } from "./discovery.ts";
 import { NamespacedResourcesDeleter, ResourcesRemainingError } from "./namespaced-resources-deleter.ts";
 
 const namespacesResource = { group: "", version: "v1", resource: "namespaces" };
@@ -77,8 +78,14 @@ export class NamespaceController {
     this.queue = newTypedRateLimitingQueueWithConfig<string>(nsControllerRateLimiter(), {
       name: "namespace",
     });
+    const discovery = newDiscoveryClientForClientset(client);
     this.deleter = new NamespacedResourcesDeleter(client, {
-      discoverResources: () => serverPreferredNamespacedResources(client),
+      // ServerPreferredNamespacedResources, flattened (discovery.GroupVersionResources); a
+      // partial answer is still used, its error goes into the namespace's conditions.
+      discoverResources: async () => {
+        const { result, error } = await discovery.serverPreferredNamespacedResources();
+        return { resources: groupVersionResources(result), error };
+      },
     });
     const informer = ctx.informerFactory.informerFor(namespacesResource);
     // Resync: a namespace whose deletion failed for a reason no event will fix is tried again.

@@ -25,9 +25,10 @@
  */
 import type { Namespace, NamespaceCondition, Pod } from "../../api/core.ts";
 import type { KubeObject } from "../../api/meta.ts";
+import { ErrGroupDiscoveryFailed } from "../../client/discovery/discovery-client.ts";
+import type { DiscoveredResource } from "../../client/discovery/helper.ts";
 import { isConflict, isNotFound, StatusError } from "../../client/errors.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
-import { type DiscoveredResource, ErrGroupDiscoveryFailed } from "./discovery.ts";
 
 export const finalizerKubernetes = "kubernetes";
 /** A finalizer's default time to finish, when items wait on one (finalizerEstimateSeconds). */
