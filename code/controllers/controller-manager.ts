@@ -36,6 +36,7 @@ import {
   type ControllerManagerConfig,
   defaultControllerManagerConfig,
 } from "./controller-context.ts";
+import { startGarbageCollectorController } from "./garbagecollector/garbage-collector.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
 import { startReplicaSetController } from "./replicaset/replica-set.ts";
 import { startServiceAccountsController } from "./serviceaccount/serviceaccounts-controller.ts";
@@ -71,7 +72,12 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
     },
     // ── the chapter's other controllers go here, in this shape ─────────────────────────────
     // { name: "deployment-controller", aliases: ["deployment"], clientName: "deployment-controller", start: … },
-    // { name: "garbage-collector-controller", aliases: ["garbagecollector"], clientName: "generic-garbage-collector", start: … },
+    {
+      name: "garbage-collector-controller",
+      aliases: ["garbagecollector"],
+      clientName: "generic-garbage-collector",
+      start: startGarbageCollectorController,
+    },
     // ─────────────────────────────────────────────────────────────────────────────────────────
   ];
   return new Map(all.map((d) => [d.name, d]));
