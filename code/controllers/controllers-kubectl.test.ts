@@ -151,6 +151,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "serviceaccount-controller",
       "namespace-controller",
       "replicaset-controller",
+      "garbage-collector-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
@@ -171,6 +172,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/service-account-controller");
     expect(accounts).toContain("serviceaccount/namespace-controller");
+    expect(accounts).toContain("serviceaccount/generic-garbage-collector");
   });
 
   it("runs the ReplicaSet controller as its own ServiceAccount: a ReplicaSet gets its pods", async () => {
