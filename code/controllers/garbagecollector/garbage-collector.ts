@@ -199,27 +199,30 @@ export class GarbageCollector {
     if (signal.aborted) stop();
     signal.addEventListener("abort", stop, { once: true });
     const graph = this.dependencyGraphBuilder.runProcessGraphChanges();
+    // Sync runs from the start: if discovery failed at start-up, it is what adds the monitors.
+    let syncing = false;
+    const timer = setInterval(() => {
+      if (syncing) return; // a slow round (monitors waiting to sync) is not overlapped
+      syncing = true;
+      this.resyncMonitors(signal)
+        .catch((e) => this.log(`"failed to sync resource monitors" err="${(e as Error).message}"`))
+        .finally(() => {
+          syncing = false;
+        });
+    }, syncPeriodMs);
     try {
       if (!(await waitForCacheSync(signal, () => this.dependencyGraphBuilder.isSynced()))) return;
       this.log('"All resource monitors have synced. Proceeding to collect garbage"');
-      const timer = setInterval(() => {
-        this.resyncMonitors(signal).catch((e) =>
-          this.log(`"failed to sync resource monitors" err="${(e as Error).message}"`),
-        );
-      }, syncPeriodMs);
-      try {
-        await Promise.all([
-          ...Array.from({ length: workers }, () =>
-            this.runWorker(this.attemptToDelete, (n) => this.attemptToDeleteWorker(n)),
-          ),
-          ...Array.from({ length: workers }, () =>
-            this.runWorker(this.attemptToOrphan, (n) => this.attemptToOrphanWorker(n)),
-          ),
-        ]);
-      } finally {
-        clearInterval(timer);
-      }
+      await Promise.all([
+        ...Array.from({ length: workers }, () =>
+          this.runWorker(this.attemptToDelete, (n) => this.attemptToDeleteWorker(n)),
+        ),
+        ...Array.from({ length: workers }, () =>
+          this.runWorker(this.attemptToOrphan, (n) => this.attemptToOrphanWorker(n)),
+        ),
+      ]);
     } finally {
+      clearInterval(timer);
       signal.removeEventListener("abort", stop);
       stop();
       await graph;
@@ -459,7 +462,12 @@ export async function startGarbageCollectorController(ctx: ControllerContext): P
     log: ctx.log,
   });
   // No signal: the manager starts the factory after every controller registered its handlers.
-  await gc.resyncMonitors();
+  // A failed discovery does not stop the manager: the 30 s Sync tries again.
+  await gc
+    .resyncMonitors()
+    .catch((e) =>
+      ctx.log(`"failed to discover resources for the garbage collector" err="${(e as Error).message}"`),
+    );
   return { done: gc.run(ctx.config.concurrentGCSyncs, ctx.signal) };
 }
 // #endregion start

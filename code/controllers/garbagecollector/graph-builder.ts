@@ -176,8 +176,9 @@ export class GraphBuilder {
     this.opts.informerFactory?.start(signal);
   }
 
-  /** IsSynced: every monitor has delivered its initial list. */
+  /** IsSynced: every monitor has delivered its initial list — and there is at least one. */
   isSynced(): boolean {
+    if (this.monitors.size === 0) return false; // discovery has not answered yet
     return [...this.monitors.values()].every((m) => m.registration.hasSynced());
   }
 
