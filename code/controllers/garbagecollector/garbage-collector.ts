@@ -74,9 +74,17 @@ import {
 export const gcSyncPeriodMs = 30_000;
 
 /** attemptToDeleteItem produced a virtual delete event: the graph will handle it, no retry. */
-class EnqueuedVirtualDeleteEvent extends Error {}
+class EnqueuedVirtualDeleteEvent extends Error {
+  constructor() {
+    super("enqueued virtual delete event");
+  }
+}
 /** A cluster-scoped object names a namespaced owner: invalid, and retrying will not fix it. */
-class NamespacedOwnerOfClusterScopedObject extends Error {}
+class NamespacedOwnerOfClusterScopedObject extends Error {
+  constructor() {
+    super("cluster-scoped objects cannot refer to namespaced owners");
+  }
+}
 
 type WorkItemAction = "forget" | "requeue";
 
