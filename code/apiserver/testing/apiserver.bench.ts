@@ -59,8 +59,8 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain: the secured target's gates)
  * @chapter 02-apiserver
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest, Agent as TLSAgent } from "node:https";
 import { tmpdir } from "node:os";
@@ -73,6 +73,14 @@ import {
   newPrivateKey,
   newSignedCert,
 } from "../../pki/pki-helpers.ts";
+import {
+  cpuSeconds,
+  progress,
+  runBenchmark,
+  stopChild,
+  track,
+  trackTempDir,
+} from "../../testing/child-process.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type APIServerOptions, startAPIServer } from "../server.ts";
 import { enableStageTiming, type Stage, type StageTotals, stageTotals } from "./stage-timing.ts";
@@ -118,11 +126,6 @@ const cpuProfDir = process.argv.includes("--cpu-prof-dir")
   ? process.argv[process.argv.indexOf("--cpu-prof-dir") + 1]
   : undefined;
 
-/** Progress goes to stderr, so `--json` leaves stdout with exactly one JSON object. */
-function progress(line: string): void {
-  console.error(`… ${line}`);
-}
-
 // ---- the child: one API server per process ----
 
 /** `apiserver.bench.ts --serve '<options JSON>'`: start, print the URL, stop when stdin closes. */
@@ -154,24 +157,7 @@ async function serveChild(options: APIServerOptions & { stageTiming?: boolean })
   process.on("SIGTERM", stop);
 }
 
-// ---- cleanup: children and temp dirs go away on every exit, errors included ----
-
-const children: ChildProcess[] = [];
-const tempDirs: string[] = [];
-
-function cleanupSync(): void {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-}
+// Children and temp dirs go away on every exit, errors included (code/testing/child-process.ts).
 
 // ---- the targets ----
 
@@ -204,7 +190,7 @@ async function startTarget(
       stdio: ["pipe", "pipe", "pipe"],
     },
   );
-  children.push(child);
+  track(child);
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
@@ -253,7 +239,7 @@ async function startTarget(
 /** A real single-member etcd on loopback, temp data dir; resolves once it serves clients. */
 async function startRealEtcd(): Promise<{ endpoint: string; close(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "apiserver-bench-etcd-"));
-  tempDirs.push(dataDir);
+  trackTempDir(dataDir);
   const [client, peer] = [await freePort(), await freePort()];
   const clientURL = `http://127.0.0.1:${client}`;
   const peerURL = `http://127.0.0.1:${peer}`;
@@ -267,7 +253,7 @@ async function startRealEtcd(): Promise<{ endpoint: string; close(): Promise<voi
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
-  children.push(child);
+  track(child);
   let stderr = "";
   await new Promise<void>((resolve, reject) => {
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -363,24 +349,6 @@ async function must(
 }
 
 // ---- figures ----
-
-/**
- * CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; undefined
- * elsewhere). On a shared machine wall-clock rates vary with the neighbours' load; CPU per
- * event does not.
- */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    // Fields after the command name (which may hold spaces, so split after its ")"): utime and
-    // stime are the 12th and 13th, in clock ticks of 1/100 s.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 const typePrefix = '{"type":"';
 const seqMarker = '"bench/seq":"';
@@ -968,7 +936,7 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
  */
 async function startSecured(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), "apiserver-bench-pki-"));
-  tempDirs.push(dir);
+  trackTempDir(dir);
   progress("secured: making its PKI (CA, serving, admin and workload certificates)");
   const pki = await makePKI(dir);
   const options: APIServerOptions & { stageTiming: boolean } = {
@@ -1342,22 +1310,5 @@ function table(rows: string[][]): void {
 if (process.argv[2] === "--serve") {
   await serveChild(JSON.parse(process.argv[3] ?? "{}") as APIServerOptions);
 } else {
-  process.on("exit", cleanupSync);
-  for (const signal of ["SIGINT", "SIGTERM"] as const)
-    process.on(signal, () => {
-      cleanupSync();
-      process.exit(130);
-    });
-  const t0 = performance.now();
-  main()
-    .then(() => {
-      progress(`done in ${fmt((performance.now() - t0) / 1000, 1)} s`);
-      cleanupSync();
-      process.exit(0);
-    })
-    .catch((err: unknown) => {
-      console.error(`API server benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
-      cleanupSync();
-      process.exit(1);
-    });
+  runBenchmark("API server", main);
 }

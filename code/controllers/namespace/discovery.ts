@@ -23,8 +23,8 @@
  * @upstream kubernetes/client-go discovery/helper.go (FilteredBy, SupportsAllVerbs, GroupVersionResources)
  * @chapter 04-informers
  */
+import type { GroupVersionResource } from "../../api/schema.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
-import type { GroupVersionResource } from "../../client/tools/cache/informer-factory.ts";
 
 interface APIResource {
   name: string;
