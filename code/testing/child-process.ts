@@ -149,6 +149,33 @@ export function waitForOutput(
 }
 
 /**
+ * A benchmark's own test: runs `script` (through tsx, from the repository root) to its end and
+ * resolves with its exit code and everything it printed. Untracked: the benchmark cleans up its
+ * own children, and the test waits for it to exit.
+ */
+export function runScriptToEnd(
+  script: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const tsx = join(repoRoot, "node_modules", "tsx", "dist", "cli.mjs");
+    const child = spawn(process.execPath, [tsx, script, ...args], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (c: string) => {
+      stdout += c;
+    });
+    child.stderr.setEncoding("utf8").on("data", (c: string) => {
+      stderr += c;
+    });
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/**
  * code/cmd/kube-apiserver.ts in a child process on plain HTTP (`--insecure-port 0`: a free port,
  * AlwaysAllow, no admission) with `--v 0` and `extraArgs`; resolves once it listens.
  */

@@ -73,6 +73,7 @@ import {
   newPrivateKey,
   newSignedCert,
 } from "../../pki/pki-helpers.ts";
+import { quickMode, sizeFlag } from "../../testing/bench-flags.ts";
 import {
   cpuSeconds,
   progress,
@@ -86,32 +87,21 @@ import { type APIServerOptions, startAPIServer } from "../server.ts";
 import { enableStageTiming, type Stage, type StageTotals, stageTotals } from "./stage-timing.ts";
 
 const etcdBinary = "/usr/bin/etcd";
-const quick = process.argv.includes("--quick");
-
-function flag(name: string, normal: number, small: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return quick ? small : normal;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) {
-    console.error(`--${name} needs a positive integer, got "${process.argv[i + 1] ?? ""}"`);
-    process.exit(2);
-  }
-  return n;
-}
+const quick = quickMode();
 
 const opts = {
-  pods: flag("pods", 10000, 120),
-  namespaces: flag("namespaces", 10, 2),
-  creates1: flag("creates1", 200, 20),
-  clients: flag("clients", 32, 8),
-  lists: flag("lists", 8, 3),
-  gets: flag("gets", 200, 20),
-  watchers: flag("watchers", 1000, 5),
-  churn: flag("churn", 10000, 40),
-  writers: flag("writers", 16, 4),
-  lag: flag("lag", 50, 10),
-  refWatchers: flag("ref-watchers", 100, 5),
-  roleBindings: flag("rolebindings", 1000, 40),
+  pods: sizeFlag("pods", 10000, 120),
+  namespaces: sizeFlag("namespaces", 10, 2),
+  creates1: sizeFlag("creates1", 200, 20),
+  clients: sizeFlag("clients", 32, 8),
+  lists: sizeFlag("lists", 8, 3),
+  gets: sizeFlag("gets", 200, 20),
+  watchers: sizeFlag("watchers", 1000, 5),
+  churn: sizeFlag("churn", 10000, 40),
+  writers: sizeFlag("writers", 16, 4),
+  lag: sizeFlag("lag", 50, 10),
+  refWatchers: sizeFlag("ref-watchers", 100, 5),
+  roleBindings: sizeFlag("rolebindings", 1000, 40),
 };
 opts.creates1 = Math.min(opts.creates1, opts.pods);
 const json = process.argv.includes("--json");

@@ -31,6 +31,8 @@
  *   the writes may come from elsewhere); events/s = (events − 1) / (last − first).
  * Flags: --pods N (10000), --changes N (10000), --writers N (8), --live, --quick (a few seconds:
  * 60 pods, 60 changes), --json (one JSON object on stdout; progress always goes to stderr).
+ * `npm run bench -- informer` runs the benchmark's second half right after this one: the
+ * ReplicaSet controller (code/controllers/testing/replica-set.bench.ts; scripts/bench.ts `halves`).
  *
  * @chapter 04-informers
  */
@@ -41,6 +43,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from "@kubernetes/client-node";
 import type { Pod } from "../../api/core.ts";
+import { quickMode, sizeFlag } from "../../testing/bench-flags.ts";
 import {
   progress,
   repoRoot as root,
@@ -52,24 +55,15 @@ import {
 import { newSharedInformerFactory, Resources } from "../informers/factory.ts";
 import { newForConfig } from "../kubernetes/clientset.ts";
 
-const quick = process.argv.includes("--quick");
+const quick = quickMode();
 const json = process.argv.includes("--json");
 /** `--live`: the changes arrive as they are written (writer-paced), not as one burst. */
 const live = process.argv.includes("--live");
-function flag(name: string, normal: number, small: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return quick ? small : normal;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) {
-    console.error(`--${name} needs a positive integer, got "${process.argv[i + 1] ?? ""}"`);
-    process.exit(2);
-  }
-  return n;
-}
+
 const opts = {
-  pods: flag("pods", 10000, 60),
-  changes: flag("changes", 10000, 60),
-  writers: flag("writers", 8, 4),
+  pods: sizeFlag("pods", 10000, 60),
+  changes: sizeFlag("changes", 10000, 60),
+  writers: sizeFlag("writers", 8, 4),
 };
 const ns = "bench-informer";
 

@@ -4,36 +4,16 @@
 // object whose counts match the sizes asked (every pod created once, one Event per pod) and whose
 // floors are the arithmetic the header states. Timing is not checked here (performance is measured
 // by `npm run bench -- informer`, never in tests).
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runScriptToEnd } from "../../testing/child-process.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bench = join(root, "code", "controllers", "testing", "replica-set.bench.ts");
 const tiny = ["--quick", "--replicasets", "3", "--replicas", "4", "--qps", "20", "--burst", "5"];
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [join(root, "node_modules", "tsx", "dist", "cli.mjs"), bench, ...args],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runScriptToEnd(bench, args);
 
 interface Run {
   label: string;

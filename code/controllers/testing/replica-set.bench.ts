@@ -39,6 +39,7 @@ import type { ReplicaSet } from "../../api/apps.ts";
 import type { Event, Pod } from "../../api/core.ts";
 import { newSharedInformerFactory, Resources } from "../../client/informers/factory.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
+import { quickMode, sizeFlag } from "../../testing/bench-flags.ts";
 import {
   cpuSeconds,
   progress,
@@ -50,24 +51,15 @@ import {
   waitForOutput,
 } from "../../testing/child-process.ts";
 
-const quick = process.argv.includes("--quick");
+const quick = quickMode();
 const json = process.argv.includes("--json");
-function flag(name: string, normal: number, small: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return quick ? small : normal;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) {
-    console.error(`--${name} needs a positive integer, got "${process.argv[i + 1] ?? ""}"`);
-    process.exit(2);
-  }
-  return n;
-}
+
 const opts = {
-  replicaSets: flag("replicasets", 100, 6),
-  replicas: flag("replicas", 10, 5),
-  qps: flag("qps", 20, 20),
-  burst: flag("burst", 30, 30),
-  raisedQPS: flag("raised-qps", 10000, 10000),
+  replicaSets: sizeFlag("replicasets", 100, 6),
+  replicas: sizeFlag("replicas", 10, 5),
+  qps: sizeFlag("qps", 20, 20),
+  burst: sizeFlag("burst", 30, 30),
+  raisedQPS: sizeFlag("raised-qps", 10000, 10000),
 };
 const ns = "bench-rs";
 const warmupNs = "bench-rs-warmup";
