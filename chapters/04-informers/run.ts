@@ -33,11 +33,8 @@ import { join } from "node:path";
 import type { ReplicaSet } from "../../code/api/apps.ts";
 import type { Pod } from "../../code/api/core.ts";
 import { selectorFromSet } from "../../code/api/labels.ts";
-import {
-  type ServiceAccountConfig,
-  serviceAccountConfigFromFlags,
-} from "../../code/apiserver/authn/serviceaccount/options.ts";
 import { type APIServer, startAPIServer } from "../../code/apiserver/server.ts";
+import { serviceAccountConfigForPKI } from "../../code/apiserver/testing/service-account-tokens.ts";
 import { newSharedInformerFactory, Resources } from "../../code/client/informers/factory.ts";
 import { type Clientset, newForConfig } from "../../code/client/kubernetes/clientset.ts";
 import type { Config } from "../../code/client/rest/config.ts";
@@ -123,14 +120,7 @@ async function main(): Promise<void> {
   );
   const requests = requestLog();
   // Service-account tokens too: the controller-manager runs each controller as its own account.
-  const sa = serviceAccountConfigFromFlags({
-    keyFiles: [layout.serviceAccountPublicKey],
-    issuers: ["https://kubernetes.default.svc.cluster.local"],
-    apiAudiences: [],
-    signingKeyFile: layout.serviceAccountKey,
-    maxTokenExpirationMs: 0,
-    extendTokenExpiration: true,
-  }) as ServiceAccountConfig;
+  const sa = serviceAccountConfigForPKI(layout);
   const server = await startAPIServer({
     securePort: port,
     secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },

@@ -14,7 +14,6 @@ import { ensurePKI } from "../pki/certs.ts";
 import { PKIError } from "../pki/errors.ts";
 import { type CertAndKey, parseCertPEM, parsePrivateKeyPEM } from "../pki/pki-helpers.ts";
 import { parsePrivateKeyPEM as parseSigningKeyPEM } from "./authn/serviceaccount/jwt.ts";
-import { type ServiceAccountConfig, serviceAccountConfigFromFlags } from "./authn/serviceaccount/options.ts";
 import { type APIServer, type APIServerOptions, startAPIServer } from "./server.ts";
 import { describeFailure, send } from "./testing/fuzz-run.ts";
 import {
@@ -25,6 +24,7 @@ import {
   securedFuzzCredentials,
   type Tally,
 } from "./testing/fuzz-secured.ts";
+import { serviceAccountConfigForPKI } from "./testing/service-account-tokens.ts";
 
 const seed =
   process.env.FUZZ_SEED === "random"
@@ -72,14 +72,7 @@ beforeAll(async () => {
   };
   ca = await readFile(layout.caCert, "utf8");
   admin = await pem("admin");
-  const sa = serviceAccountConfigFromFlags({
-    keyFiles: [layout.serviceAccountPublicKey],
-    issuers: [issuer],
-    apiAudiences: [],
-    signingKeyFile: layout.serviceAccountKey,
-    maxTokenExpirationMs: 0,
-    extendTokenExpiration: true,
-  }) as ServiceAccountConfig;
+  const sa = serviceAccountConfigForPKI(layout, issuer);
   const options = (anonymousAuth: boolean): APIServerOptions => ({
     securePort: 0,
     secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },

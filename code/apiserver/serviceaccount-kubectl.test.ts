@@ -11,10 +11,10 @@ import { ensurePKI } from "../pki/certs.ts";
 import type { Authenticator } from "./authn/authenticator.ts";
 import { registryTokenGetter } from "./authn/serviceaccount/getter.ts";
 import { newServiceAccountAuthenticator } from "./authn/serviceaccount/jwt.ts";
-import { type ServiceAccountConfig, serviceAccountConfigFromFlags } from "./authn/serviceaccount/options.ts";
 import { AllAuthenticated, SystemPrivilegedGroup, type UserInfo } from "./authn/user.ts";
 import type { Attributes, Authorizer } from "./authz/authorizer.ts";
 import { type APIServer, startAPIServer } from "./server.ts";
+import { serviceAccountConfigForPKI } from "./testing/service-account-tokens.ts";
 
 const issuer = "https://kubernetes.default.svc.cluster.local";
 
@@ -111,14 +111,7 @@ describeWithTools("service-account tokens and impersonation, driven by the real 
     const pki = await ensurePKI({ dir: join(dir, "pki") });
     if (!("layout" in pki)) throw pki;
     const { layout } = pki;
-    const config = serviceAccountConfigFromFlags({
-      keyFiles: [layout.serviceAccountPublicKey],
-      issuers: [issuer],
-      apiAudiences: [],
-      signingKeyFile: layout.serviceAccountKey,
-      maxTokenExpirationMs: 0,
-      extendTokenExpiration: true,
-    }) as ServiceAccountConfig;
+    const config = serviceAccountConfigForPKI(layout, issuer);
     server = await startAPIServer({
       insecurePort: 0,
       authorizer,

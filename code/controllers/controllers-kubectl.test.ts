@@ -12,11 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
-import {
-  type ServiceAccountConfig,
-  serviceAccountConfigFromFlags,
-} from "../apiserver/authn/serviceaccount/options.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { serviceAccountConfigForPKI } from "../apiserver/testing/service-account-tokens.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
 import { ensurePKI, type PKILayout } from "../pki/certs.ts";
@@ -75,14 +72,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     });
     if (pki instanceof PKIError) throw pki;
     layout = pki.layout;
-    const sa = serviceAccountConfigFromFlags({
-      keyFiles: [layout.serviceAccountPublicKey],
-      issuers: ["https://kubernetes.default.svc.cluster.local"],
-      apiAudiences: [],
-      signingKeyFile: layout.serviceAccountKey,
-      maxTokenExpirationMs: 0,
-      extendTokenExpiration: true,
-    }) as ServiceAccountConfig;
+    const sa = serviceAccountConfigForPKI(layout);
     server = await startAPIServer({
       securePort: port,
       secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },

@@ -3,10 +3,10 @@
 // The secured target (HTTPS, x509, RBAC, admission) runs too: its ratios against the insecure run
 // and its per-stage lines are printed (their shape is checked, never their values).
 // Timing is not checked here (performance is measured by `npm run bench -- apiserver`, never in tests).
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runScriptToEnd } from "../../testing/child-process.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bench = join(root, "code", "apiserver", "testing", "apiserver.bench.ts");
@@ -18,27 +18,7 @@ const tiny = [
   ...["--rolebindings", "20"],
 ];
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [join(root, "node_modules", "tsx", "dist", "cli.mjs"), bench, ...args],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runScriptToEnd(bench, args);
 
 describe("apiserver.bench.ts in quick mode", () => {
   it("prints its figures, the cacher ratios and the SLO verdicts, and --json one object", async () => {

@@ -59,8 +59,8 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (DefaultBuildHandlerChain: the secured target's gates)
  * @chapter 02-apiserver
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest, Agent as TLSAgent } from "node:https";
 import { tmpdir } from "node:os";
@@ -73,37 +73,35 @@ import {
   newPrivateKey,
   newSignedCert,
 } from "../../pki/pki-helpers.ts";
+import { quickMode, sizeFlag } from "../../testing/bench-flags.ts";
+import {
+  cpuSeconds,
+  progress,
+  runBenchmark,
+  stopChild,
+  track,
+  trackTempDir,
+} from "../../testing/child-process.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type APIServerOptions, startAPIServer } from "../server.ts";
 import { enableStageTiming, type Stage, type StageTotals, stageTotals } from "./stage-timing.ts";
 
 const etcdBinary = "/usr/bin/etcd";
-const quick = process.argv.includes("--quick");
-
-function flag(name: string, normal: number, small: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return quick ? small : normal;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) {
-    console.error(`--${name} needs a positive integer, got "${process.argv[i + 1] ?? ""}"`);
-    process.exit(2);
-  }
-  return n;
-}
+const quick = quickMode();
 
 const opts = {
-  pods: flag("pods", 10000, 120),
-  namespaces: flag("namespaces", 10, 2),
-  creates1: flag("creates1", 200, 20),
-  clients: flag("clients", 32, 8),
-  lists: flag("lists", 8, 3),
-  gets: flag("gets", 200, 20),
-  watchers: flag("watchers", 1000, 5),
-  churn: flag("churn", 10000, 40),
-  writers: flag("writers", 16, 4),
-  lag: flag("lag", 50, 10),
-  refWatchers: flag("ref-watchers", 100, 5),
-  roleBindings: flag("rolebindings", 1000, 40),
+  pods: sizeFlag("pods", 10000, 120),
+  namespaces: sizeFlag("namespaces", 10, 2),
+  creates1: sizeFlag("creates1", 200, 20),
+  clients: sizeFlag("clients", 32, 8),
+  lists: sizeFlag("lists", 8, 3),
+  gets: sizeFlag("gets", 200, 20),
+  watchers: sizeFlag("watchers", 1000, 5),
+  churn: sizeFlag("churn", 10000, 40),
+  writers: sizeFlag("writers", 16, 4),
+  lag: sizeFlag("lag", 50, 10),
+  refWatchers: sizeFlag("ref-watchers", 100, 5),
+  roleBindings: sizeFlag("rolebindings", 1000, 40),
 };
 opts.creates1 = Math.min(opts.creates1, opts.pods);
 const json = process.argv.includes("--json");
@@ -117,11 +115,6 @@ const wanted = (name: string) => !onlyTargets || onlyTargets.has(name);
 const cpuProfDir = process.argv.includes("--cpu-prof-dir")
   ? process.argv[process.argv.indexOf("--cpu-prof-dir") + 1]
   : undefined;
-
-/** Progress goes to stderr, so `--json` leaves stdout with exactly one JSON object. */
-function progress(line: string): void {
-  console.error(`… ${line}`);
-}
 
 // ---- the child: one API server per process ----
 
@@ -154,24 +147,7 @@ async function serveChild(options: APIServerOptions & { stageTiming?: boolean })
   process.on("SIGTERM", stop);
 }
 
-// ---- cleanup: children and temp dirs go away on every exit, errors included ----
-
-const children: ChildProcess[] = [];
-const tempDirs: string[] = [];
-
-function cleanupSync(): void {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-}
+// Children and temp dirs go away on every exit, errors included (code/testing/child-process.ts).
 
 // ---- the targets ----
 
@@ -204,7 +180,7 @@ async function startTarget(
       stdio: ["pipe", "pipe", "pipe"],
     },
   );
-  children.push(child);
+  track(child);
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
@@ -253,7 +229,7 @@ async function startTarget(
 /** A real single-member etcd on loopback, temp data dir; resolves once it serves clients. */
 async function startRealEtcd(): Promise<{ endpoint: string; close(): Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), "apiserver-bench-etcd-"));
-  tempDirs.push(dataDir);
+  trackTempDir(dataDir);
   const [client, peer] = [await freePort(), await freePort()];
   const clientURL = `http://127.0.0.1:${client}`;
   const peerURL = `http://127.0.0.1:${peer}`;
@@ -267,7 +243,7 @@ async function startRealEtcd(): Promise<{ endpoint: string; close(): Promise<voi
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
-  children.push(child);
+  track(child);
   let stderr = "";
   await new Promise<void>((resolve, reject) => {
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -363,24 +339,6 @@ async function must(
 }
 
 // ---- figures ----
-
-/**
- * CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; undefined
- * elsewhere). On a shared machine wall-clock rates vary with the neighbours' load; CPU per
- * event does not.
- */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    // Fields after the command name (which may hold spaces, so split after its ")"): utime and
-    // stime are the 12th and 13th, in clock ticks of 1/100 s.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
 
 const typePrefix = '{"type":"';
 const seqMarker = '"bench/seq":"';
@@ -968,7 +926,7 @@ async function watchFanOut(t: Target): Promise<WatchResult> {
  */
 async function startSecured(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), "apiserver-bench-pki-"));
-  tempDirs.push(dir);
+  trackTempDir(dir);
   progress("secured: making its PKI (CA, serving, admin and workload certificates)");
   const pki = await makePKI(dir);
   const options: APIServerOptions & { stageTiming: boolean } = {
@@ -1342,22 +1300,5 @@ function table(rows: string[][]): void {
 if (process.argv[2] === "--serve") {
   await serveChild(JSON.parse(process.argv[3] ?? "{}") as APIServerOptions);
 } else {
-  process.on("exit", cleanupSync);
-  for (const signal of ["SIGINT", "SIGTERM"] as const)
-    process.on(signal, () => {
-      cleanupSync();
-      process.exit(130);
-    });
-  const t0 = performance.now();
-  main()
-    .then(() => {
-      progress(`done in ${fmt((performance.now() - t0) / 1000, 1)} s`);
-      cleanupSync();
-      process.exit(0);
-    })
-    .catch((err: unknown) => {
-      console.error(`API server benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
-      cleanupSync();
-      process.exit(1);
-    });
+  runBenchmark("API server", main);
 }

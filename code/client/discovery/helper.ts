@@ -14,7 +14,7 @@
  * @upstream kubernetes/client-go discovery/helper.go (FilteredBy, ResourcePredicateFunc, SupportsAllVerbs, GroupVersionResources)
  * @chapter 04-informers
  */
-import type { GroupVersionResource } from "../kubernetes/clientset.ts";
+import type { GroupVersionResource } from "../../api/schema.ts";
 import { type APIResource, type APIResourceList, parseGroupVersion } from "./discovery-client.ts";
 
 /** ResourcePredicateFunc: decides on one resource of one group version. */

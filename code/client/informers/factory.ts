@@ -18,12 +18,9 @@
  * @chapter 04-informers
  */
 
+import type { GroupVersionResource } from "../../api/schema.ts";
 import type { Clientset } from "../kubernetes/clientset.ts";
-import {
-  type GroupVersionResource,
-  SharedInformerFactory,
-  type SharedInformerFactoryOptions,
-} from "../tools/cache/informer-factory.ts";
+import { SharedInformerFactory, type SharedInformerFactoryOptions } from "../tools/cache/informer-factory.ts";
 import { type ListOptions, newFilteredListWatchFromClient } from "../tools/cache/listwatch.ts";
 
 // #region new-shared-informer-factory

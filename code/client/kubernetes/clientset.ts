@@ -36,17 +36,13 @@ import type {
   ServiceAccount,
 } from "../../api/core.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import { type GroupVersion, RESTClient } from "../rest/client.ts";
+import type { GroupVersion, GroupVersionResource } from "../../api/schema.ts";
+import { RESTClient } from "../rest/client.ts";
 import { type Config, ConfigError } from "../rest/config.ts";
 import { type Transport, transportFor } from "../rest/transport.ts";
 import { realClock } from "../util/clock.ts";
 import { newTokenBucketRateLimiter } from "../util/flowcontrol/token-bucket.ts";
 import { type CallOptions, type CreateOptions, ResourceClient } from "./resource.ts";
-
-/** A resource by group, version and plural name (schema.GroupVersionResource). */
-export interface GroupVersionResource extends GroupVersion {
-  resource: string;
-}
 
 // #region typed
 /** Pods, plus the binding subresource the scheduler writes (pod_expansion.go Bind). */

@@ -19,17 +19,12 @@
  * @chapter 04-informers
  */
 
+import type { GroupVersion } from "../../api/schema.ts";
 import { realClock } from "../util/clock.ts";
 import type { TokenBucket } from "../util/flowcontrol/token-bucket.ts";
 import { type Config, rateLimiterFor, sleeperFor, validateConfig } from "./config.ts";
 import { type ClientContent, type PatchType, Request } from "./request.ts";
 import { type Transport, transportFor } from "./transport.ts";
-
-/** A group and version; the core group is `""` (served at `/api`). */
-export interface GroupVersion {
-  group: string;
-  version: string;
-}
 
 /** `/api/v1` or `/apis/<group>/<version>` (DefaultVersionedAPIPath). */
 export function versionedAPIPath(gv: GroupVersion): string {

@@ -3,36 +3,16 @@
 // (every handler of both informers saw every change; both caches hold the pods left). The text
 // run drains the changes as a burst (the default); the JSON run uses `--live` (writer-paced).
 // Timing is not checked here (performance is measured by `npm run bench -- informer`, never in tests).
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runScriptToEnd } from "../../testing/child-process.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bench = join(root, "code", "client", "testing", "informer.bench.ts");
 const tiny = ["--quick", "--pods", "30", "--changes", "24", "--writers", "2"];
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [join(root, "node_modules", "tsx", "dist", "cli.mjs"), bench, ...args],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runScriptToEnd(bench, args);
 
 interface Side {
   syncMs: number;

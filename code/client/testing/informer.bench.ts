@@ -31,45 +31,41 @@
  *   the writes may come from elsewhere); events/s = (events − 1) / (last − first).
  * Flags: --pods N (10000), --changes N (10000), --writers N (8), --live, --quick (a few seconds:
  * 60 pods, 60 changes), --json (one JSON object on stdout; progress always goes to stderr).
+ * `npm run bench -- informer` runs the benchmark's second half right after this one: the
+ * ReplicaSet controller (code/controllers/testing/replica-set.bench.ts; scripts/bench.ts `halves`).
  *
  * @chapter 04-informers
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { Agent, request } from "node:http";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { CoreV1Api, KubeConfig, makeInformer, type V1Pod } from "@kubernetes/client-node";
 import type { Pod } from "../../api/core.ts";
+import { quickMode, sizeFlag } from "../../testing/bench-flags.ts";
+import {
+  progress,
+  repoRoot as root,
+  runBenchmark,
+  startInsecureAPIServerChild,
+  stopChild,
+  track,
+} from "../../testing/child-process.ts";
 import { newSharedInformerFactory, Resources } from "../informers/factory.ts";
 import { newForConfig } from "../kubernetes/clientset.ts";
 
-const quick = process.argv.includes("--quick");
+const quick = quickMode();
 const json = process.argv.includes("--json");
 /** `--live`: the changes arrive as they are written (writer-paced), not as one burst. */
 const live = process.argv.includes("--live");
-function flag(name: string, normal: number, small: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return quick ? small : normal;
-  const n = Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) {
-    console.error(`--${name} needs a positive integer, got "${process.argv[i + 1] ?? ""}"`);
-    process.exit(2);
-  }
-  return n;
-}
+
 const opts = {
-  pods: flag("pods", 10000, 60),
-  changes: flag("changes", 10000, 60),
-  writers: flag("writers", 8, 4),
+  pods: sizeFlag("pods", 10000, 60),
+  changes: sizeFlag("changes", 10000, 60),
+  writers: sizeFlag("writers", 8, 4),
 };
 const ns = "bench-informer";
-const root = fileURLToPath(new URL("../../..", import.meta.url));
-
-function progress(line: string): void {
-  console.error(`… ${line}`);
-}
 
 // ---- the changes: a third creates, a third label patches, a third deletes ----
 
@@ -156,53 +152,16 @@ async function writer(url: string, phase: string): Promise<void> {
   agent.destroy();
 }
 
-// ---- children, killed on every exit path ----
+// ---- the API server child (code/testing/child-process.ts kills it on every exit path) ----
 
-const children: ChildProcess[] = [];
-function cleanupSync(): void {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-}
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  child.kill("SIGTERM");
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-}
-
-async function startAPIServerChild(): Promise<{ url: string; child: ChildProcess }> {
-  const bin = join(root, "code", "cmd", "kube-apiserver.ts");
-  // Burst mode serves watches from the store (no watch cache), which holds a stalled watcher's
-  // events until it reads them; the watch cache would close it and answer its re-watch with 410.
-  const cache = live ? [] : ["--watch-cache=false"];
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", bin, "--insecure-port", "0", "--v", "0", ...cache],
-    {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
-  children.push(child);
-  let out = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const look = (chunk: string) => {
-      out = (out + chunk).slice(-4000);
-      const m = /Serving insecurely on ([\d.]+:\d+)/.exec(out);
-      if (m) resolve(`http://${m[1]}`);
-    };
-    child.stdout?.setEncoding("utf8").on("data", look);
-    child.stderr?.setEncoding("utf8").on("data", look);
-    child.once("exit", (code) => reject(new Error(`kube-apiserver exited with ${code}: ${out}`)));
-  });
-  return { url, child };
-}
+/** Burst mode serves watches from the store (no watch cache), which holds a stalled watcher's
+ * events until it reads them; the watch cache would close it and answer its re-watch with 410. */
+const startAPIServerChild = () => startInsecureAPIServerChild(live ? [] : ["--watch-cache=false"]);
 
 async function runWriter(url: string, phase: string): Promise<{ writes: number; perSec: number }> {
   const self = fileURLToPath(import.meta.url);
   const args = ["--import", "tsx", self, "--write", url, phase, ...process.argv.slice(2)];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
+  const child = track(spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "pipe"] }));
   let out = "";
   let err = "";
   child.stdout?.setEncoding("utf8").on("data", (c: string) => {
@@ -404,22 +363,5 @@ function report(ours: Side, theirs: Side, writesPerSec: number): void {
 if (process.argv[2] === "--write") {
   await writer(process.argv[3], process.argv[4]);
 } else {
-  process.on("exit", cleanupSync);
-  for (const signal of ["SIGINT", "SIGTERM"] as const)
-    process.on(signal, () => {
-      cleanupSync();
-      process.exit(130);
-    });
-  const t0 = performance.now();
-  main()
-    .then(() => {
-      progress(`done in ${fmt((performance.now() - t0) / 1000, 1)} s`);
-      cleanupSync();
-      process.exit(0);
-    })
-    .catch((err: unknown) => {
-      console.error(`informer benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
-      cleanupSync();
-      process.exit(1);
-    });
+  runBenchmark("informer", main);
 }

@@ -36,13 +36,10 @@
  * @chapter 04-informers
  */
 import type { KubeObject, OwnerReference } from "../../api/meta.ts";
+import type { GroupVersionResource } from "../../api/schema.ts";
 import type { DiscoveredResource } from "../../client/discovery/helper.ts";
 import { DeletedFinalStateUnknown } from "../../client/tools/cache/delta-fifo.ts";
-import {
-  type GroupVersionResource,
-  gvrString,
-  type SharedInformerFactory,
-} from "../../client/tools/cache/informer-factory.ts";
+import { gvrString, type SharedInformerFactory } from "../../client/tools/cache/informer-factory.ts";
 import type {
   ResourceEventHandlerRegistration,
   SharedIndexInformer,

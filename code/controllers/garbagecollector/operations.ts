@@ -27,10 +27,11 @@
  * @chapter 04-informers
  */
 import type { KubeObject } from "../../api/meta.ts";
+import type { GroupVersionResource } from "../../api/schema.ts";
 import type { APIResourceList } from "../../client/discovery/discovery-client.ts";
 import { groupVersionResources } from "../../client/discovery/helper.ts";
 import { isConflict, isNotFound } from "../../client/errors.ts";
-import type { Clientset, GroupVersionResource } from "../../client/kubernetes/clientset.ts";
+import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { MergePatchType, type PatchType, StrategicMergePatchType } from "../../client/rest/request.ts";
 import type { Node, ObjectReference } from "./graph.ts";
 

@@ -37,12 +37,20 @@
  * @upstream none — benchmark (etcd's own is tools/benchmark)
  * @chapter 01-etcd-watch
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Etcd3 } from "etcd3";
+import {
+  cpuSeconds,
+  progress,
+  runBenchmark,
+  stopChild,
+  track,
+  trackTempDir,
+} from "../../testing/child-process.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type Etcd, startEtcd } from "../embed/etcd.ts";
 import { defaultMendAuthority } from "../v3rpc/grpc.ts";
@@ -92,33 +100,10 @@ const cpuProfDir = (() => {
   return i < 0 ? undefined : (process.argv[i + 1] ?? ".");
 })();
 
-/** Progress goes to stderr, so `--json` leaves stdout with exactly one JSON object. */
-function progress(line: string): void {
-  console.error(`… ${line}`);
-}
-
-// ---- cleanup: temp dirs and the etcd child go away on every exit, errors included ----
-
-const tempDirs: string[] = [];
-const children: ChildProcess[] = [];
+// Temp dirs and the etcd child go away on every exit, errors included (code/testing/child-process.ts).
 
 function tempDir(what: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `store-bench-${what}-`));
-  tempDirs.push(dir);
-  return dir;
-}
-
-function cleanupSync(): void {
-  for (const child of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-process.on("exit", cleanupSync);
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    cleanupSync();
-    process.exit(130);
-  });
+  return trackTempDir(mkdtempSync(join(tmpdir(), `store-bench-${what}-`)));
 }
 
 // ---- the two targets ----
@@ -134,20 +119,10 @@ interface Target {
   close(): Promise<void>;
 }
 
-/**
- * CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat (fields 14 and
- * 15, in clock ticks of 10 ms). Undefined where /proc is missing: the figure is then left out.
- */
+/** CPU time (user + system, ms) a process has used so far; undefined where /proc is missing. */
 function cpuMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces; the fields after its ")" are fixed.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
+  const s = cpuSeconds(pid);
+  return s === undefined ? undefined : s * 1000;
 }
 
 const etcdCommand = fileURLToPath(new URL("../../cmd/etcd.ts", import.meta.url));
@@ -170,8 +145,7 @@ async function startOurs(mendAuthority: boolean, name: string): Promise<Target> 
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
-  children.push(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  track(child);
   let stderr = "";
   const address = await new Promise<string>((resolve, reject) => {
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -186,13 +160,7 @@ async function startOurs(mendAuthority: boolean, name: string): Promise<Target> 
     mendAuthority,
     endpoint: address,
     pid: child.pid,
-    close: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      }
-    },
+    close: () => stopChild(child),
   };
 }
 
@@ -236,12 +204,11 @@ async function startRealEtcd(): Promise<Target> {
     ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
-  children.push(child);
+  track(child);
   let stderrTail = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString()).slice(-2000);
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
 
   // Wait until it answers a request (or gives up / exits).
   const probe = new Etcd3({ hosts: `127.0.0.1:${client}`, dialTimeout: 500 });
@@ -264,13 +231,7 @@ async function startRealEtcd(): Promise<Target> {
     name: "etcd",
     endpoint: `127.0.0.1:${client}`,
     pid: child.pid,
-    close: async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      }
-    },
+    close: () => stopChild(child),
   };
 }
 
@@ -650,13 +611,4 @@ function report(
   }
 }
 
-main()
-  .then(() => {
-    cleanupSync();
-    process.exit(0);
-  })
-  .catch((err: unknown) => {
-    console.error(`store benchmark failed: ${err instanceof Error ? err.message : String(err)}`);
-    cleanupSync();
-    process.exit(1);
-  });
+runBenchmark("store", main);

@@ -1,10 +1,10 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../../scripts/external-tools.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
+import { plainKubectlEnv, runKubectl } from "../../testing/kubectl-env.ts";
 import {
   caBundleOf,
   newWebhookCerts,
@@ -75,20 +75,7 @@ describeWithTools("webhooks seen through kubectl", ["kubectl"], () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     dir = await mkdtemp(join(tmpdir(), "webhook-kubectl-"));
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        `clusters: [{name: mini, cluster: {server: "${api.url}"}}]`,
-        "users: [{name: me, user: {}}]",
-        "contexts: [{name: mini, context: {cluster: mini, user: me, namespace: default}}]",
-        "current-context: mini",
-        "",
-      ].join("\n"),
-    );
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    env = await plainKubectlEnv(dir, api.url);
   });
 
   afterAll(async () => {
@@ -97,12 +84,7 @@ describeWithTools("webhooks seen through kubectl", ["kubectl"], () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const kubectl = (...args: string[]) =>
-    new Promise<{ out: string; err: string; code: number }>((resolve) => {
-      execFile("kubectl", args, { env, timeout: 20_000 }, (error, out, err) =>
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 }),
-      );
-    });
+  const kubectl = (...args: string[]) => runKubectl(env, args);
 
   it("prints a webhook's warning and creates the pod", async () => {
     const r = await kubectl("run", "owned", "--image=nginx", "--labels=owner=team-a");

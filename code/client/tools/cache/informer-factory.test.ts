@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/meta.ts";
+import type { GroupVersionResource } from "../../../api/schema.ts";
 import { mulberry32 } from "../../../testing/random.ts";
 import { FakeControllerSource } from "../../testing/fake-controller-source.ts";
 import { FakeClock } from "../../util/clock.ts";
-import { type GroupVersionResource, gvrString, SharedInformerFactory } from "./informer-factory.ts";
+import { gvrString, SharedInformerFactory } from "./informer-factory.ts";
 import type { ListOptions } from "./listwatch.ts";
 
 const pods: GroupVersionResource = { group: "", version: "v1", resource: "pods" };

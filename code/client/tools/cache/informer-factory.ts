@@ -24,17 +24,11 @@
  */
 
 import type { KubeObject } from "../../../api/meta.ts";
+import type { GroupVersionResource } from "../../../api/schema.ts";
 import { type Clock, realClock, sleep } from "../../util/clock.ts";
 import { Lister } from "./listers.ts";
 import type { ListerWatcher, ListOptions } from "./listwatch.ts";
 import { newSharedIndexInformer, type SharedIndexInformer } from "./shared-informer.ts";
-
-/** Which resource: as in a REST path (`apps/v1 deployments`, core is group ""). */
-export interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
 
 export const gvrString = (r: GroupVersionResource) => `${r.group || "core"}/${r.version}/${r.resource}`;
 
