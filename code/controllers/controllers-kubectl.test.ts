@@ -151,6 +151,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "serviceaccount-controller",
       "namespace-controller",
       "replicaset-controller",
+      "deployment-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
