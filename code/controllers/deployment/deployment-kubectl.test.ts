@@ -249,6 +249,9 @@ describeWithTools("the Deployment controller driven by kubectl", ["kubectl"], ()
   });
 
   it("kubectl rollout undo brings revision 1's template back as revision 3, reusing its ReplicaSet", async () => {
+    const missing = await runKubectl(env, ["rollout", "undo", "deployment/web", "--to-revision=9"]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.err).toContain("unable to find specified revision 9 in history");
     expect(await ok("rollout", "undo", "deployment/web")).toBe("deployment.apps/web rolled back\n");
     await ok("rollout", "status", "deployment/web", "--timeout=20s");
     const d = await getDeployment("web");
