@@ -23,13 +23,7 @@
  */
 
 import type { Deployment, DeploymentStatus, ReplicaSet } from "../../api/apps.ts";
-import {
-  calculateStatus,
-  type DeploymentSyncContext,
-  getReplicaFailures,
-  statusEqual,
-  updateDeploymentStatus,
-} from "./sync.ts";
+import { calculateStatus, type DeploymentSyncContext, statusEqual, updateDeploymentStatus } from "./sync.ts";
 import {
   deploymentComplete,
   deploymentProgressing,
@@ -40,6 +34,7 @@ import {
   newDeploymentCondition,
   ReplicaSetUpdatedReason,
   removeDeploymentCondition,
+  replicaSetToDeploymentCondition,
   setDeploymentCondition,
   TimedOutReason,
 } from "./util/deployment-util.ts";
@@ -131,6 +126,20 @@ export async function syncRolloutStatus(
   await updateDeploymentStatus(dc, d);
 }
 // #endregion sync-rollout-status
+
+/** Folds a ReplicaSet's ReplicaFailure into Deployment conditions, new ReplicaSet first (getReplicaFailures). */
+export function getReplicaFailures(
+  allRSs: readonly (ReplicaSet | undefined)[],
+  newRS: ReplicaSet | undefined,
+) {
+  const of = (rs: ReplicaSet) =>
+    (rs.status?.conditions ?? [])
+      .filter((c) => c.type === "ReplicaFailure")
+      .map(replicaSetToDeploymentCondition);
+  const fromNew = newRS ? of(newRS) : [];
+  if (fromNew.length > 0) return fromNew;
+  return allRSs.flatMap((rs) => (rs ? of(rs) : []));
+}
 
 // #region requeue-stuck
 /**

@@ -70,7 +70,6 @@ import {
   PausedDeployReason,
   ResumedDeployReason,
   RevisionAnnotation,
-  replicaSetToDeploymentCondition,
   replicasAnnotationsNeedUpdate,
   replicasOf,
   semanticEqual,
@@ -211,7 +210,6 @@ export async function getNewReplicaSet(
   }
   if (!createIfNotExisted) return undefined;
 
-  // #region create-new-replica-set
   const template = structuredClone(d.spec.template);
   const hash = computeHash(template, d.status?.collisionCount);
   template.metadata = {
@@ -293,7 +291,6 @@ export async function getNewReplicaSet(
   }
   if (needsUpdate) await updateDeploymentStatus(dc, d);
   return created;
-  // #endregion create-new-replica-set
 }
 // #endregion get-new-replica-set
 
@@ -515,17 +512,3 @@ export async function isScalingEvent(
   return false;
 }
 // #endregion is-scaling-event
-
-/** Folds a ReplicaSet's ReplicaFailure into Deployment conditions, new ReplicaSet first (getReplicaFailures). */
-export function getReplicaFailures(
-  allRSs: readonly (ReplicaSet | undefined)[],
-  newRS: ReplicaSet | undefined,
-) {
-  const of = (rs: ReplicaSet) =>
-    (rs.status?.conditions ?? [])
-      .filter((c) => c.type === "ReplicaFailure")
-      .map(replicaSetToDeploymentCondition);
-  const fromNew = newRS ? of(newRS) : [];
-  if (fromNew.length > 0) return fromNew;
-  return allRSs.flatMap((rs) => (rs ? of(rs) : []));
-}
