@@ -306,6 +306,29 @@ describeWithTools("the Deployment controller driven by kubectl", ["kubectl"], ()
     expect(sets.map(revisionOf).sort()).toEqual(["4", "5"]);
   });
 
+  it("a rollout whose pods never become ready passes its progress deadline; rollout status fails as upstream", async () => {
+    // The kubelet stand-in watches only "default": pods elsewhere never become ready.
+    await ok("create", "namespace", "stuck");
+    const manifest = JSON.parse(deploymentJSON("slow", { replicas: 1, progressDeadlineSeconds: 1 }));
+    manifest.metadata.namespace = "stuck";
+    await apply(JSON.stringify(manifest));
+    const r = await runKubectl(env, ["rollout", "status", "deployment/slow", "-n", "stuck", "--timeout=20s"]);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain('error: deployment "slow" exceeded its progress deadline');
+    const d = await client.appsV1.deployments("stuck").get("slow");
+    const byType = Object.fromEntries((d.status?.conditions ?? []).map((c) => [c.type, c]));
+    expect(byType.Progressing).toMatchObject({
+      status: "False",
+      reason: "ProgressDeadlineExceeded",
+      message: expect.stringMatching(/^ReplicaSet "slow-\w+" has timed out progressing\.$/),
+    });
+    expect(byType.Available).toMatchObject({
+      status: "False",
+      reason: "MinimumReplicasUnavailable",
+      message: "Deployment does not have minimum availability.",
+    });
+  });
+
   it("Recreate: no new pod while an old one exists, then all new", async () => {
     await apply(deploymentJSON("db", { replicas: 2, strategy: { type: "Recreate" } }));
     await ok("rollout", "status", "deployment/db", "--timeout=20s");
