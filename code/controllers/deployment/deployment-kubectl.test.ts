@@ -187,6 +187,8 @@ describeWithTools("the Deployment controller driven by kubectl", ["kubectl"], ()
     expect(hash).toMatch(/^[bcdfghjklmnpqrstvwxz2456789]+$/);
     expect(rs.metadata.name).toBe(`web-${hash}`);
     expect(rs.spec.selector.matchLabels).toEqual({ app: "web", "pod-template-hash": hash });
+    const pods = await client.coreV1.pods("default").list({ labelSelector: `pod-template-hash=${hash}` });
+    expect(pods.items).toHaveLength(3);
     expect(rs.metadata.ownerReferences).toEqual([
       expect.objectContaining({ kind: "Deployment", name: "web", uid: d.metadata.uid, controller: true }),
     ]);

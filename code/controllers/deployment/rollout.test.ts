@@ -223,6 +223,19 @@ describe("the new ReplicaSet", () => {
     expect(w.events).toEqual([`ScalingReplicaSet: Scaled up replica set ${rs?.metadata.name} from 0 to 1`]);
   });
 
+  it("an existing new ReplicaSet gets the Deployment's minReadySeconds and annotations, then the Deployment its revision", async () => {
+    const w = fakeWorld(deployment(3, 1, 1));
+    const first = await getNewReplicaSet(w.dc, structuredClone(w.deployment.current), [], [], true);
+    const d = structuredClone(w.deployment.current);
+    d.spec.minReadySeconds = 5;
+    d.metadata.annotations = { ...d.metadata.annotations, "kubernetes.io/change-cause": "why" };
+    const updated = await getNewReplicaSet(w.dc, d, [...w.sets.values()], [], false);
+    expect(updated?.metadata.name).toBe(first?.metadata.name);
+    expect(updated?.spec.minReadySeconds).toBe(5);
+    expect(updated?.metadata.annotations?.["kubernetes.io/change-cause"]).toBe("why");
+    expect(w.sets.size).toBe(1);
+  });
+
   it("a name taken by a ReplicaSet with another template bumps collisionCount, and the next hash differs", async () => {
     const w = fakeWorld(deployment(3, 1, 1));
     const d = structuredClone(w.deployment.current);

@@ -37,6 +37,7 @@ import { hasStatusCause, NamespaceTerminatingCause } from "../replicaset/replica
 import {
   computeHash,
   filterActiveReplicaSets,
+  semanticEqual,
   sortBySizeNewer,
   sortBySizeOlder,
 } from "./util/controller-utils.ts";
@@ -72,7 +73,6 @@ import {
   RevisionAnnotation,
   replicasAnnotationsNeedUpdate,
   replicasOf,
-  semanticEqual,
   setDeploymentCondition,
   setDeploymentRevision,
   setNewReplicaSetAnnotations,

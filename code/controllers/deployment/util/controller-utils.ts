@@ -16,10 +16,13 @@
  * Invariants:
  * - computeHash is a pure function of the template's JSON (keys sorted) and collisionCount;
  * - the hash uses only `bcdfghjklmnpqrstvwxz2456789` (no vowels: no words, no bad words);
- * - the sort functions return new arrays, the input is not reordered.
+ * - the sort functions return new arrays, the input is not reordered;
+ * - semanticEqual treats absent, null, {} and [] alike, as the API's semantic equality does for
+ *   nil and empty maps and slices.
  *
  * @upstream kubernetes/kubernetes pkg/controller/controller_utils.go (ComputeHash, FilterActiveReplicaSets, FilterReplicaSets, ReplicaSetsByCreationTimestamp, ReplicaSetsBySizeOlder, ReplicaSetsBySizeNewer)
  * @upstream kubernetes/apimachinery pkg/util/rand/rand.go (SafeEncodeString)
+ * @upstream kubernetes/apimachinery pkg/api/equality/semantic.go (Semantic.DeepEqual)
  * @chapter 04-informers
  */
 
@@ -68,6 +71,26 @@ export function computeHash(template: PodTemplateSpec, collisionCount?: number):
   return safeEncodeString(String(h));
 }
 // #endregion compute-hash
+
+/** Equal as the API compares (semantic.DeepEqual): absent, null, {} and [] are alike. */
+export function semanticEqual(a: unknown, b: unknown): boolean {
+  const empty = (v: unknown) =>
+    v === undefined ||
+    v === null ||
+    (Array.isArray(v) && v.length === 0) ||
+    (typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
+  if (empty(a) && empty(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
+  if (a && b && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
+    const ao = a as Record<string, unknown>;
+    const bo = b as Record<string, unknown>;
+    const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
+    for (const k of keys) if (!semanticEqual(ao[k], bo[k])) return false;
+    return true;
+  }
+  return a === b;
+}
 
 // #region sorting
 const replicasOf = (rs: ReplicaSet) => rs.spec.replicas ?? 1;

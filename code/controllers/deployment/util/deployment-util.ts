@@ -36,6 +36,7 @@ import type { ConditionStatus, IntOrString, PodTemplateSpec } from "../../../api
 import {
   compareByCreationTimestamp,
   filterActiveReplicaSets,
+  semanticEqual,
   sortByCreationTimestamp,
 } from "./controller-utils.ts";
 
@@ -369,26 +370,6 @@ export function findActiveOrLatest(
 // #endregion proportions
 
 // #region new-and-old
-/** Equal as the API compares (semantic.DeepEqual): absent, null, {} and [] are alike. */
-export function semanticEqual(a: unknown, b: unknown): boolean {
-  const empty = (v: unknown) =>
-    v === undefined ||
-    v === null ||
-    (Array.isArray(v) && v.length === 0) ||
-    (typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0);
-  if (empty(a) && empty(b)) return true;
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((x, i) => semanticEqual(x, b[i]));
-  if (a && b && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)) {
-    const ao = a as Record<string, unknown>;
-    const bo = b as Record<string, unknown>;
-    const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-    for (const k of keys) if (!semanticEqual(ao[k], bo[k])) return false;
-    return true;
-  }
-  return a === b;
-}
-
 /** Two templates are the same revision if they differ at most in `pod-template-hash` (EqualIgnoreHash). */
 export function equalIgnoreHash(t1: PodTemplateSpec, t2: PodTemplateSpec): boolean {
   const strip = (t: PodTemplateSpec): PodTemplateSpec => {
