@@ -331,6 +331,60 @@ describeWithTools("the Deployment controller driven by kubectl", ["kubectl"], ()
     });
   });
 
+  it("kubectl scale in the middle of a stuck rollout shares the new replicas out by size (proportional scaling)", async () => {
+    // In "stuck" no pod becomes ready: with maxUnavailable 0 the rollout stops at old 4, new 1.
+    const manifest = JSON.parse(
+      deploymentJSON("mid", {
+        replicas: 4,
+        strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+      }),
+    );
+    manifest.metadata.namespace = "stuck";
+    await apply(JSON.stringify(manifest));
+    const sizes = async () => {
+      const d = await client.appsV1.deployments("stuck").get("mid");
+      const list = await client.appsV1.replicaSets("stuck").list({ labelSelector: "app=mid" });
+      return list.items
+        .map((rs): unknown[] => [
+          revisionOf(rs),
+          rs.spec.replicas,
+          rs.metadata.annotations?.["deployment.kubernetes.io/max-replicas"],
+        ])
+        .concat([["deployment", d.status?.observedGeneration === d.metadata.generation, undefined]])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    };
+    const is = (want: unknown[][]) => async () => {
+      const got = await sizes();
+      return JSON.stringify(got) === JSON.stringify(want) ? got : undefined;
+    };
+    await waitFor(
+      "one ReplicaSet of 4",
+      is([
+        ["1", 4, "5"],
+        ["deployment", true, undefined],
+      ]),
+    );
+    await ok("set", "image", "deployment/mid", "-n", "stuck", "c=nginx:2");
+    await waitFor(
+      "the rollout stuck at 4 + 1",
+      is([
+        ["1", 4, "5"],
+        ["2", 1, "5"],
+        ["deployment", true, undefined],
+      ]),
+    );
+    await ok("scale", "deployment/mid", "-n", "stuck", "--replicas=8");
+    // 8 + 1 surge = 9 to share: 4 × 9 / 5 = 7.2 → 7, 1 × 9 / 5 = 1.8 → 2.
+    await waitFor(
+      "the proportional scale",
+      is([
+        ["1", 7, "9"],
+        ["2", 2, "9"],
+        ["deployment", true, undefined],
+      ]),
+    );
+  });
+
   it("Recreate: no new pod while an old one exists, then all new", async () => {
     await apply(deploymentJSON("db", { replicas: 2, strategy: { type: "Recreate" } }));
     await ok("rollout", "status", "deployment/db", "--timeout=20s");
