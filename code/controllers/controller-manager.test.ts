@@ -73,6 +73,7 @@ describe("resolveControllers", () => {
 
   it("knows the controllers it registers", () => {
     expect(knownControllers()).toEqual([
+      "deployment-controller",
       "garbage-collector-controller",
       "namespace-controller",
       "replicaset-controller",

@@ -36,6 +36,7 @@ import {
   type ControllerManagerConfig,
   defaultControllerManagerConfig,
 } from "./controller-context.ts";
+import { startDeploymentController } from "./deployment/deployment-controller.ts";
 import { startGarbageCollectorController } from "./garbagecollector/garbage-collector.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
 import { startReplicaSetController } from "./replicaset/replica-set.ts";
@@ -71,7 +72,12 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       start: startReplicaSetController,
     },
     // ── the chapter's other controllers go here, in this shape ─────────────────────────────
-    // { name: "deployment-controller", aliases: ["deployment"], clientName: "deployment-controller", start: … },
+    {
+      name: "deployment-controller",
+      aliases: ["deployment"],
+      clientName: "deployment-controller",
+      start: startDeploymentController,
+    },
     {
       name: "garbage-collector-controller",
       aliases: ["garbagecollector"],

@@ -142,6 +142,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "namespace-controller",
       "replicaset-controller",
       "garbage-collector-controller",
+      "deployment-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
@@ -198,6 +199,20 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       ]);
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/replicaset-controller");
+  });
+
+  it("runs the Deployment controller as its own ServiceAccount: a Deployment gets its ReplicaSet", async () => {
+    await ok("create", "deployment", "api", "-n", "apps", "--image=nginx", "--replicas=2");
+    const rs = await eventually(async () => {
+      const out = await ok("get", "replicasets", "-n", "apps", "-l", "app=api", "-o", "json");
+      const items = (
+        JSON.parse(out) as { items: { spec: { replicas: number }; metadata: { name: string } }[] }
+      ).items;
+      return items.length === 1 && items[0].spec.replicas === 2 ? items[0] : undefined;
+    }, "the Deployment's ReplicaSet");
+    expect(rs.metadata.name).toMatch(/^api-[bcdfghjklmnpqrstvwxz2456789]+$/);
+    const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
+    expect(accounts).toContain("serviceaccount/deployment-controller");
   });
 
   it("kubectl delete namespace empties it, shows why it waits in its conditions, then it goes", async () => {
