@@ -4,8 +4,9 @@
 // here depends on how fast the server answers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Event } from "../api/core.ts";
-import type { KubeObject } from "../api/meta.ts";
+import type { KubeObject, StatusReason } from "../api/meta.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { StatusError } from "../client/errors.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { FakeClock } from "../client/util/clock.ts";
 import { clientsetEventSink, type EventSink, newEventRecorder } from "./event-recorder.ts";
@@ -104,5 +105,95 @@ describe("the event recorder against the API server", () => {
     expect(writes).toEqual(["create", "patch", "create"]);
     const events = await eventsOf("db");
     expect(events.map((e) => [e.metadata.name, e.count])).toEqual([[first.metadata.name, 2]]);
+  });
+});
+
+describe("the event recorder's writes (recordToSink), on a fake sink", () => {
+  const statusError = (code: number, reason: StatusReason) =>
+    new StatusError({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      code,
+      reason,
+      message: reason,
+    });
+
+  /** A sink whose first `failures` creates throw `err`. */
+  function failingSink(failures: number, err: () => unknown) {
+    const calls: string[] = [];
+    const sink: EventSink = {
+      create: async (e) => {
+        calls.push("create");
+        if (failures-- > 0) throw err();
+        return { ...e, metadata: { ...e.metadata, resourceVersion: "1" } };
+      },
+      patch: async (e) => {
+        calls.push("patch");
+        return e;
+      },
+    };
+    return { sink, calls };
+  }
+
+  /** Steps the fake clock until the recorder's queue is empty. */
+  async function drain(clock: FakeClock, flush: () => Promise<void>): Promise<void> {
+    let done = false;
+    void flush().then(() => {
+      done = true;
+    });
+    for (let i = 0; i < 100 && !done; i++) {
+      await new Promise((r) => setImmediate(r));
+      clock.step(10_000);
+    }
+    expect(done).toBe(true);
+  }
+
+  it("retries a write that could not reach the server, then stops after 12 tries", async () => {
+    const clock = new FakeClock(0);
+    const flaky = failingSink(2, () => new Error("connect ECONNREFUSED"));
+    const record = newEventRecorder({} as Clientset, "c", rsKind, { clock, sink: flaky.sink });
+    record(rs("a"), "Normal", "R", "m");
+    await drain(clock, record.flush);
+    expect(flaky.calls).toEqual(["create", "create", "create"]);
+
+    const down = failingSink(100, () => new Error("connect ECONNREFUSED"));
+    const errors: unknown[] = [];
+    const record2 = newEventRecorder({} as Clientset, "c", rsKind, {
+      clock,
+      sink: down.sink,
+      onError: (e) => errors.push(e),
+    });
+    record2(rs("a"), "Normal", "R", "m");
+    await drain(clock, record2.flush);
+    expect(down.calls).toHaveLength(12);
+    expect(errors).toHaveLength(1);
+  });
+
+  it("does not retry a refusal by the server, and says nothing of AlreadyExists", async () => {
+    const clock = new FakeClock(0);
+    const errors: unknown[] = [];
+    const refused = failingSink(1, () => statusError(422, "Invalid"));
+    const record = newEventRecorder({} as Clientset, "c", rsKind, {
+      clock,
+      sink: refused.sink,
+      onError: (e) => errors.push(e),
+    });
+    record(rs("a"), "Normal", "R", "m");
+    await record.flush();
+    expect(refused.calls).toEqual(["create"]);
+    expect(errors).toHaveLength(1);
+
+    const exists = failingSink(1, () => statusError(409, "AlreadyExists"));
+    const record2 = newEventRecorder({} as Clientset, "c", rsKind, {
+      clock,
+      sink: exists.sink,
+      onError: (e) => errors.push(e),
+    });
+    record2(rs("a"), "Normal", "R", "m");
+    await record2.flush();
+    expect(exists.calls).toEqual(["create"]);
+    expect(errors).toHaveLength(1);
   });
 });

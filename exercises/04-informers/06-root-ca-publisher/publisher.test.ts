@@ -13,7 +13,7 @@ import { type Clientset, newForConfig } from "../../../code/client/kubernetes/cl
 import { Description, DescriptionAnnotation, Publisher, RootCACertConfigMapName } from "./publisher.ts";
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIBcourseCA\n-----END CERTIFICATE-----\n";
-const WAIT_MS = 3000;
+const WAIT_MS = 2500;
 
 /** One ConfigMap write the controller sent: `POST team-a 201`. */
 interface Write {
