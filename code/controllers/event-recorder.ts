@@ -26,7 +26,7 @@
  * What upstream does differently: a broadcaster fans each event out to several sinks (the API,
  * the log), each with its own correlator; here one recorder has one sink and one correlator. This
  * file would live in code/client/tools/record/ beside events-cache.ts to match client-go; it
- * stays here because the controllers' EventRecorder type (pod-control.ts) is defined here.
+ * stays here because it implements the controllers' EventRecorder type (pod-control.ts).
  *
  * @upstream kubernetes/client-go tools/record/event.go (EventRecorder, recorder.generateEvent, makeEvent, recordToSink, recordEvent, maxTriesPerEvent, maxQueuedEvents)
  * @chapter 04-informers
