@@ -75,6 +75,7 @@ describe("resolveControllers", () => {
     expect(knownControllers()).toEqual([
       "namespace-controller",
       "replicaset-controller",
+      "resourcequota-controller",
       "serviceaccount-controller",
     ]);
   });

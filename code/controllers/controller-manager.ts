@@ -38,6 +38,7 @@ import {
 } from "./controller-context.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
 import { startReplicaSetController } from "./replicaset/replica-set.ts";
+import { startResourceQuotaController } from "./resourcequota/resource-quota-controller.ts";
 import { startServiceAccountsController } from "./serviceaccount/serviceaccounts-controller.ts";
 
 export type {
@@ -68,6 +69,13 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       aliases: ["replicaset"],
       clientName: "replicaset-controller",
       start: startReplicaSetController,
+    },
+    // resource quota controller: recounts status.used, gives back what deleted objects held
+    {
+      name: "resourcequota-controller",
+      aliases: ["resourcequota"],
+      clientName: "resourcequota-controller",
+      start: startResourceQuotaController,
     },
     // ── the chapter's other controllers go here, in this shape ─────────────────────────────
     // { name: "deployment-controller", aliases: ["deployment"], clientName: "deployment-controller", start: … },

@@ -151,6 +151,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "serviceaccount-controller",
       "namespace-controller",
       "replicaset-controller",
+      "resourcequota-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
@@ -206,6 +207,17 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       ]);
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/replicaset-controller");
+  });
+
+  // resource quota controller: its role (list/watch everything, update resourcequotas/status) suffices.
+  it("runs the resource quota controller as its own ServiceAccount: a quota gets its usage", async () => {
+    await ok("create", "quota", "count", "-n", "apps", "--hard=count/pods=10");
+    await eventually(async () => {
+      const q = JSON.parse(await ok("get", "quota", "count", "-n", "apps", "-o", "json"));
+      return q.status?.used?.["count/pods"] === "2" ? true : undefined;
+    }, "the quota's usage of the ReplicaSet's two pods");
+    const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
+    expect(accounts).toContain("serviceaccount/resourcequota-controller");
   });
 
   it("kubectl delete namespace empties it, shows why it waits in its conditions, then it goes", async () => {
