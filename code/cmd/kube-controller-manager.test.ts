@@ -121,7 +121,10 @@ describe("kube-controller-manager as a process", () => {
       ?.kubeconfig as string;
     let p: CommandProcess | undefined;
     try {
-      p = startCommand(file, [`--kubeconfig=${kubeconfig}`, "--controllers=*,-namespace,-replicaset,-resourcequota"]);
+      p = startCommand(file, [
+        `--kubeconfig=${kubeconfig}`,
+        "--controllers=*,-namespace,-replicaset,-resourcequota",
+      ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
       await p.waitForStderr('"Caches are synced" controller="service account"');
       const err = p.stderr();
