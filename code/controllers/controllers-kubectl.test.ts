@@ -19,6 +19,7 @@ import {
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import { FakeClock } from "../client/util/clock.ts";
 import { ensurePKI, type PKILayout } from "../pki/certs.ts";
 import { PKIError } from "../pki/errors.ts";
 import { dynamicControllerClientBuilder } from "./client-builder.ts";
@@ -62,6 +63,9 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
   let env: NodeJS.ProcessEnv;
   const logs: string[] = [];
   let seenDelays: number[] = [];
+  // Token renewal: the builder reads the tokens' expiry on this clock, moved by the last test.
+  const tokenClock = new FakeClock(Date.now());
+  let tokenRequests = 0;
 
   const kubeconfigOf = (id: string) => layout.identities.find((i) => i.id === id)?.kubeconfig as string;
 
@@ -92,6 +96,12 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       // The default plugins: NamespaceLifecycle and ServiceAccount among them.
       admission: {},
       defaultServiceAccountsStandIn: false,
+      log: (line) => {
+        if (
+          /verb="CREATE" URI="\/api\/v1\/namespaces\/kube-system\/serviceaccounts\/[^/]+\/token"/.test(line)
+        )
+          tokenRequests++;
+      },
     });
     const config = {
       ...buildConfigFromFlags("", kubeconfigOf("kube-controller-manager")),
@@ -101,7 +111,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     client = newForConfig(config);
     manager = await startControllerManager({
       client,
-      clientFor: dynamicControllerClientBuilder(client, config),
+      clientFor: dynamicControllerClientBuilder(client, config, { clock: tokenClock }),
       controllers: ["*"],
       config: {
         namespaceControllerTestOptions: {
@@ -295,5 +305,25 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       const r = await kubectl("get", "namespace", "doomed");
       return r.code !== 0 && r.err.includes("NotFound") ? true : undefined;
     }, "the namespace to be gone");
+  });
+
+  // Token renewal (DynamicControllerClientBuilder): past 80 % of the hour, the next request renews.
+  it("renews a controller's token before it expires, and the controller keeps working", async () => {
+    const before = tokenRequests;
+    expect(before).toBeGreaterThanOrEqual(4); // one per controller at start
+    tokenClock.step(47 * 60_000); // still inside the first token's 48 minutes (less the 10 s)
+    await ok("scale", "replicaset", "web", "-n", "apps", "--replicas=3");
+    await eventually(async () => {
+      const pods = JSON.parse(await ok("get", "pods", "-n", "apps", "-l", "app=web", "-o", "json"));
+      return pods.items.length === 3 ? true : undefined;
+    }, "a third pod");
+    expect(tokenRequests).toBe(before);
+    tokenClock.step(60_000); // 48 minutes: the replicaset controller's next request renews
+    await ok("scale", "replicaset", "web", "-n", "apps", "--replicas=4");
+    await eventually(async () => {
+      const pods = JSON.parse(await ok("get", "pods", "-n", "apps", "-l", "app=web", "-o", "json"));
+      return pods.items.length === 4 ? true : undefined;
+    }, "a fourth pod, created with the renewed token");
+    expect(tokenRequests).toBeGreaterThan(before);
   });
 });

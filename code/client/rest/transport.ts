@@ -26,12 +26,20 @@
 import { readFileSync } from "node:fs";
 import { Agent as HTTPAgent } from "node:http";
 import { Agent as HTTPSAgent } from "node:https";
-import { type Config, ConfigError, defaultKubernetesUserAgent, isConfigTransportTLS } from "./config.ts";
+import {
+  type Config,
+  ConfigError,
+  defaultKubernetesUserAgent,
+  isConfigTransportTLS,
+  type TokenSource,
+} from "./config.ts";
 
 export interface Transport {
   agent: HTTPAgent | HTTPSAgent;
   /** Headers sent with every request. */
   headers: Record<string, string>;
+  /** The bearer token of each request when it changes over time (config.tokenSource; HTTPS only). */
+  tokenSource?: TokenSource;
   /** Closes idle kept-alive connections (open watches are left alone). */
   closeIdleConnections(): void;
 }
@@ -54,7 +62,7 @@ export function transportFor(config: Config): Transport {
     servername: tls.serverName || undefined,
   });
   if (config.bearerToken) headers.Authorization = `Bearer ${config.bearerToken.trim()}`;
-  return { agent, headers, closeIdleConnections: () => closeIdle(agent) };
+  return { agent, headers, tokenSource: config.tokenSource, closeIdleConnections: () => closeIdle(agent) };
 }
 // #endregion transport
 
