@@ -13,7 +13,8 @@
  *
  * Invariants:
  * - an HTTPS config gets an https.Agent with `rejectUnauthorized` unless `insecure`;
- * - `Authorization` is set only for HTTPS hosts; `User-Agent` always.
+ * - `Authorization` is set only for HTTPS hosts; `User-Agent` always;
+ * - with `tokenSource` the token is asked for per request (request.ts), so it may change.
  *
  * What upstream does differently: the token of `bearerTokenFile` is re-read every minute
  * (transport/token_source.go, cachingTokenSource) so a rotated service-account token is picked
