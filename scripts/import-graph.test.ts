@@ -15,13 +15,20 @@ const outsideCode = ["chapters/", "exercises/", "solutions/", "scripts/", "docs/
 const rules: ImportRule[] = [
   {
     from: "code/store/",
-    mayNot: ["code/api/", "code/apiserver/", ...components, "code/cmd/"],
+    mayNot: ["code/api/", "code/quota/", "code/apiserver/", ...components, "code/cmd/"],
     why: "the store knows keys, bytes and revisions — no Kubernetes types, no API server",
   },
   {
     from: "code/api/",
-    mayNot: ["code/store/", "code/apiserver/", ...components, "code/cmd/"],
+    mayNot: ["code/store/", "code/quota/", "code/apiserver/", ...components, "code/cmd/"],
     why: "object types are shared by every layer and depend on none",
+  },
+  // Quota evaluation (ResourceQuota admission and the resource quota controller share it, as
+  // upstream's k8s.io/apiserver pkg/quota/v1): pure functions over code/api/ types only.
+  {
+    from: "code/quota/",
+    mayNot: ["code/store/", "code/apiserver/", ...components, "code/cmd/"],
+    why: "quota evaluation is shared by the API server and the controllers, so it may depend on neither",
   },
   {
     from: "code/apiserver/",

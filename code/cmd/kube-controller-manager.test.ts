@@ -37,6 +37,8 @@ describe("kube-controller-manager flags", () => {
           concurrentGCSyncs: 20,
           concurrentNamespaceSyncs: 10,
           concurrentServiceAccountTokenSyncs: 5,
+          concurrentResourceQuotaSyncs: 5,
+          resourceQuotaSyncPeriodMs: 5 * 60_000,
         },
         rest: { host: "http://127.0.0.1:8080", qps: 20, burst: 30 },
         useServiceAccountCredentials: false,
@@ -60,8 +62,24 @@ describe("kube-controller-manager flags", () => {
     const bad = parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespaces"]);
     expect(bad).toBeInstanceOf(FlagError);
     expect((bad as FlagError).message).toBe(
-      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, garbage-collector-controller, namespace-controller, replicaset-controller, serviceaccount-controller; use * for all, -name to disable one)',
+      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
     );
+  });
+
+  // resource quota controller
+  it("reads the resource quota controller's flags, the period as a Go duration", () => {
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--concurrent-resource-quota-syncs=2",
+        "--resource-quota-sync-period=30s",
+      ]),
+    ).toMatchObject({
+      run: { config: { concurrentResourceQuotaSyncs: 2, resourceQuotaSyncPeriodMs: 30_000 } },
+    });
+    expect(
+      parseControllerManagerFlags(["--master=http://x:1", "--resource-quota-sync-period=0s"]),
+    ).toBeInstanceOf(FlagError);
   });
 
   it("needs --kubeconfig or --master, and says so with an example", () => {
@@ -105,7 +123,7 @@ describe("kube-controller-manager as a process", () => {
     try {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
-        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment",
+        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
       await p.waitForStderr('"Caches are synced" controller="service account"');
@@ -128,7 +146,7 @@ describe("kube-controller-manager as a process", () => {
       expect(await p.waitForExit()).toBe(2);
       const lines = p.stderr().trim().split("\n");
       expect(lines).toEqual([
-        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, garbage-collector-controller, namespace-controller, replicaset-controller, serviceaccount-controller; use * for all, -name to disable one)',
+        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
       ]);
     } finally {
       p?.kill();

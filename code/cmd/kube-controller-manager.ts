@@ -15,7 +15,8 @@
  * - `--kubeconfig` (required unless `--master`), `--master` (overrides the kubeconfig's server);
  * - `--controllers` (default `*`): `*` all enabled by default, `name` enables, `-name` disables;
  * - `--concurrent-replicaset-syncs` 5, `--concurrent-deployment-syncs` 5, `--concurrent-gc-syncs`
- *   20, `--concurrent-namespace-syncs` 10, `--concurrent-serviceaccount-token-syncs` 5;
+ *   20, `--concurrent-namespace-syncs` 10, `--concurrent-serviceaccount-token-syncs` 5,
+ *   `--concurrent-resource-quota-syncs` 5, `--resource-quota-sync-period` 5m0s;
  * - `--kube-api-qps` 20, `--kube-api-burst` 30: one token bucket for the whole process;
  * - `--use-service-account-credentials` (default false): each controller as its own
  *   ServiceAccount in kube-system (code/controllers/client-builder.ts);
@@ -41,7 +42,7 @@ import {
   resolveControllers,
   startControllerManager,
 } from "../controllers/controller-manager.ts";
-import { boolFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
+import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
@@ -79,6 +80,17 @@ const flags = {
     "The number of service account token objects that are allowed to sync concurrently",
     5,
     positive,
+  ),
+  // resource quota controller (options/resourcequotacontroller.go)
+  "concurrent-resource-quota-syncs": intFlag(
+    "The number of resource quotas that are allowed to sync concurrently. Larger number = more responsive quota management, but more CPU (and network) load",
+    5,
+    positive,
+  ),
+  "resource-quota-sync-period": durationFlag(
+    "The period for syncing quota usage status in the system",
+    5 * 60_000,
+    { min: 1, hint: "use a positive duration, e.g. 5m0s" },
   ),
   "kube-api-qps": intFlag("QPS to use while talking with kubernetes apiserver", 20, positive),
   "kube-api-burst": intFlag("Burst to use while talking with kubernetes apiserver", 30, positive),
@@ -130,6 +142,8 @@ const kubeControllerManager = command({
         concurrentGCSyncs: f["concurrent-gc-syncs"],
         concurrentNamespaceSyncs: f["concurrent-namespace-syncs"],
         concurrentServiceAccountTokenSyncs: f["concurrent-serviceaccount-token-syncs"],
+        concurrentResourceQuotaSyncs: f["concurrent-resource-quota-syncs"],
+        resourceQuotaSyncPeriodMs: f["resource-quota-sync-period"],
       },
       useServiceAccountCredentials: f["use-service-account-credentials"],
       leaderElect: f["leader-elect"],

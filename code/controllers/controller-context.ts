@@ -33,6 +33,11 @@ export interface ControllerManagerConfig {
     deletionGracePeriodMs?: number;
     remainingDelayMs?: (estimateSeconds: number) => number;
   };
+  // ── resource quota controller (ResourceQuotaControllerConfiguration) ──
+  /** `--concurrent-resource-quota-syncs`: workers on each of the controller's two queues. */
+  concurrentResourceQuotaSyncs: number;
+  /** `--resource-quota-sync-period`: how often every quota is recounted in full. */
+  resourceQuotaSyncPeriodMs: number;
 }
 
 export const defaultControllerManagerConfig: ControllerManagerConfig = {
@@ -42,6 +47,9 @@ export const defaultControllerManagerConfig: ControllerManagerConfig = {
   concurrentNamespaceSyncs: 10,
   concurrentServiceAccountTokenSyncs: 5,
   namespaceSyncPeriodMs: 5 * 60_000,
+  // resource quota controller
+  concurrentResourceQuotaSyncs: 5,
+  resourceQuotaSyncPeriodMs: 5 * 60_000,
 };
 // #endregion component-config
 

@@ -77,6 +77,7 @@ describe("resolveControllers", () => {
       "garbage-collector-controller",
       "namespace-controller",
       "replicaset-controller",
+      "resourcequota-controller",
       "serviceaccount-controller",
     ]);
   });

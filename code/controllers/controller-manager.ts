@@ -40,6 +40,7 @@ import { startDeploymentController } from "./deployment/deployment-controller.ts
 import { startGarbageCollectorController } from "./garbagecollector/garbage-collector.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
 import { startReplicaSetController } from "./replicaset/replica-set.ts";
+import { startResourceQuotaController } from "./resourcequota/resource-quota-controller.ts";
 import { startServiceAccountsController } from "./serviceaccount/serviceaccounts-controller.ts";
 
 export type {
@@ -70,6 +71,13 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       aliases: ["replicaset"],
       clientName: "replicaset-controller",
       start: startReplicaSetController,
+    },
+    // resource quota controller: recounts status.used, gives back what deleted objects held
+    {
+      name: "resourcequota-controller",
+      aliases: ["resourcequota"],
+      clientName: "resourcequota-controller",
+      start: startResourceQuotaController,
     },
     // ── the chapter's other controllers go here, in this shape ─────────────────────────────
     {

@@ -16,6 +16,7 @@ import { type APIServer, startAPIServer } from "../apiserver/server.ts";
 import { serviceAccountConfigForPKI } from "../apiserver/testing/service-account-tokens.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import { FakeClock } from "../client/util/clock.ts";
 import { ensurePKI, type PKILayout } from "../pki/certs.ts";
 import { PKIError } from "../pki/errors.ts";
 import { dynamicControllerClientBuilder } from "./client-builder.ts";
@@ -59,6 +60,9 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
   let env: NodeJS.ProcessEnv;
   const logs: string[] = [];
   let seenDelays: number[] = [];
+  // Token renewal: the builder reads the tokens' expiry on this clock, moved by the last test.
+  const tokenClock = new FakeClock(Date.now());
+  let tokenRequests = 0;
 
   const kubeconfigOf = (id: string) => layout.identities.find((i) => i.id === id)?.kubeconfig as string;
 
@@ -82,6 +86,12 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       // The default plugins: NamespaceLifecycle and ServiceAccount among them.
       admission: {},
       defaultServiceAccountsStandIn: false,
+      log: (line) => {
+        if (
+          /verb="CREATE" URI="\/api\/v1\/namespaces\/kube-system\/serviceaccounts\/[^/]+\/token"/.test(line)
+        )
+          tokenRequests++;
+      },
     });
     const config = {
       ...buildConfigFromFlags("", kubeconfigOf("kube-controller-manager")),
@@ -91,7 +101,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     client = newForConfig(config);
     manager = await startControllerManager({
       client,
-      clientFor: dynamicControllerClientBuilder(client, config),
+      clientFor: dynamicControllerClientBuilder(client, config, { clock: tokenClock }),
       controllers: ["*"],
       config: {
         namespaceControllerTestOptions: {
@@ -143,6 +153,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "replicaset-controller",
       "garbage-collector-controller",
       "deployment-controller",
+      "resourcequota-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
@@ -199,6 +210,17 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       ]);
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/replicaset-controller");
+  });
+
+  // resource quota controller: its role (list/watch everything, update resourcequotas/status) suffices.
+  it("runs the resource quota controller as its own ServiceAccount: a quota gets its usage", async () => {
+    await ok("create", "quota", "count", "-n", "apps", "--hard=count/pods=10");
+    await eventually(async () => {
+      const q = JSON.parse(await ok("get", "quota", "count", "-n", "apps", "-o", "json"));
+      return q.status?.used?.["count/pods"] === "2" ? true : undefined;
+    }, "the quota's usage of the ReplicaSet's two pods");
+    const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
+    expect(accounts).toContain("serviceaccount/resourcequota-controller");
   });
 
   it("runs the Deployment controller as its own ServiceAccount: a Deployment gets its ReplicaSet", async () => {
@@ -290,5 +312,25 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       const r = await kubectl("get", "namespace", "doomed");
       return r.code !== 0 && r.err.includes("NotFound") ? true : undefined;
     }, "the namespace to be gone");
+  });
+
+  // Token renewal (DynamicControllerClientBuilder): past 80 % of the hour, the next request renews.
+  it("renews a controller's token before it expires, and the controller keeps working", async () => {
+    const before = tokenRequests;
+    expect(before).toBeGreaterThanOrEqual(4); // one per controller at start
+    tokenClock.step(47 * 60_000); // still inside the first token's 48 minutes (less the 10 s)
+    await ok("scale", "replicaset", "web", "-n", "apps", "--replicas=3");
+    await eventually(async () => {
+      const pods = JSON.parse(await ok("get", "pods", "-n", "apps", "-l", "app=web", "-o", "json"));
+      return pods.items.length === 3 ? true : undefined;
+    }, "a third pod");
+    expect(tokenRequests).toBe(before);
+    tokenClock.step(60_000); // 48 minutes: the replicaset controller's next request renews
+    await ok("scale", "replicaset", "web", "-n", "apps", "--replicas=4");
+    await eventually(async () => {
+      const pods = JSON.parse(await ok("get", "pods", "-n", "apps", "-l", "app=web", "-o", "json"));
+      return pods.items.length === 4 ? true : undefined;
+    }, "a fourth pod, created with the renewed token");
+    expect(tokenRequests).toBeGreaterThan(before);
   });
 });

@@ -33,6 +33,11 @@ import {
 export { DefaultBurst, DefaultQPS };
 
 // #region config
+/** Where a changing bearer token comes from (oauth2.TokenSource); it caches, the client does not. */
+export interface TokenSource {
+  token(): Promise<string>;
+}
+
 /** TLS material: PEM text in `*Data`, or a path in `*File` (data wins when both are set). */
 export interface TLSClientConfig {
   /** Skip verifying the server's certificate (`insecure-skip-tls-verify`). Tests only. */
@@ -57,6 +62,12 @@ export interface Config {
   bearerToken?: string;
   /** Where the token was read from (kept for the record; the token itself is `bearerToken`). */
   bearerTokenFile?: string;
+  /**
+   * A token that changes over time (a controller's ServiceAccount token, renewed before it
+   * expires): asked for before every HTTPS request, and wins over `bearerToken`. Upstream wraps
+   * the transport with it (transport.ResettableTokenSourceWrapTransport).
+   */
+  tokenSource?: TokenSource;
   /** Sustained requests per second; 0 → DefaultQPS (5); negative → no client-side limit. */
   qps?: number;
   /** Requests allowed at once after a quiet spell; 0 → DefaultBurst (10). */

@@ -326,13 +326,16 @@ export class Request {
     };
   }
 
-  private send(signal: AbortSignal): Promise<IncomingMessage> {
+  private async send(signal: AbortSignal): Promise<IncomingMessage> {
     const url = this.url();
     const headers: OutgoingHttpHeaders = {
       ...this.c.transport.headers,
       Accept: "application/json",
       ...this.extraHeaders,
     };
+    // A renewed token (config.tokenSource) is read per request, so a clientset outlives its first token.
+    const tokenSource = this.c.transport.tokenSource;
+    if (tokenSource) headers.Authorization = `Bearer ${(await tokenSource.token()).trim()}`;
     if (this.payload) {
       headers["Content-Type"] = this.contentType;
       headers["Content-Length"] = this.payload.length;

@@ -13,7 +13,8 @@
  *
  * Invariants:
  * - an HTTPS config gets an https.Agent with `rejectUnauthorized` unless `insecure`;
- * - `Authorization` is set only for HTTPS hosts; `User-Agent` always.
+ * - `Authorization` is set only for HTTPS hosts; `User-Agent` always;
+ * - with `tokenSource` the token is asked for per request (request.ts), so it may change.
  *
  * What upstream does differently: the token of `bearerTokenFile` is re-read every minute
  * (transport/token_source.go, cachingTokenSource) so a rotated service-account token is picked
@@ -26,12 +27,20 @@
 import { readFileSync } from "node:fs";
 import { Agent as HTTPAgent } from "node:http";
 import { Agent as HTTPSAgent } from "node:https";
-import { type Config, ConfigError, defaultKubernetesUserAgent, isConfigTransportTLS } from "./config.ts";
+import {
+  type Config,
+  ConfigError,
+  defaultKubernetesUserAgent,
+  isConfigTransportTLS,
+  type TokenSource,
+} from "./config.ts";
 
 export interface Transport {
   agent: HTTPAgent | HTTPSAgent;
   /** Headers sent with every request. */
   headers: Record<string, string>;
+  /** The bearer token of each request when it changes over time (config.tokenSource; HTTPS only). */
+  tokenSource?: TokenSource;
   /** Closes idle kept-alive connections (open watches are left alone). */
   closeIdleConnections(): void;
 }
@@ -54,7 +63,7 @@ export function transportFor(config: Config): Transport {
     servername: tls.serverName || undefined,
   });
   if (config.bearerToken) headers.Authorization = `Bearer ${config.bearerToken.trim()}`;
-  return { agent, headers, closeIdleConnections: () => closeIdle(agent) };
+  return { agent, headers, tokenSource: config.tokenSource, closeIdleConnections: () => closeIdle(agent) };
 }
 // #endregion transport
 

@@ -4,12 +4,12 @@ import { setDefaults } from "../../../code/api/defaults.ts";
 import type { KubeObject } from "../../../code/api/meta.ts";
 import { AdmissionChain } from "../../../code/apiserver/admission/chain.ts";
 import type { Attributes } from "../../../code/apiserver/admission/interfaces.ts";
-import { usageOf } from "../../../code/apiserver/admission/plugin/quota-evaluator.ts";
 import { newResourceQuota } from "../../../code/apiserver/admission/plugin/resource-quota.ts";
 import { isStatusError } from "../../../code/apiserver/errors.ts";
 import { newRESTStorage } from "../../../code/apiserver/registry/rest-storage.ts";
 import type { Store } from "../../../code/apiserver/registry/store.ts";
 import { newStorageBackend, type StorageBackend } from "../../../code/apiserver/storage/factory.ts";
+import { usageOf } from "../../../code/quota/evaluator.ts";
 import { chargeQuota, podUsage } from "./quota-usage.ts";
 
 let backend: StorageBackend;

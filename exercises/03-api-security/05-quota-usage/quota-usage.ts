@@ -9,7 +9,7 @@
  * - `chargeQuota(delta, access)`: check used + delta against hard and write the new used,
  *   correctly when fifty requests do it at once. README.md has the rules.
  *
- * Helpers you may import from code/apiserver/admission/plugin/quota-resource-list.ts:
+ * Helpers you may import from code/quota/resources.ts:
  * `addLists`, `maskList`, `exceededNames` (the names where a > b), `isZeroList`, `prettyPrint`;
  * and `isStatusError` from code/apiserver/errors.ts.
  */

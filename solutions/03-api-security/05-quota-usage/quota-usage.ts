@@ -1,18 +1,12 @@
 /**
  * Solution: quota usage and the resourceVersion-conditioned charge.
  * The course's own versions are podHoldsCompute / podUsage in
- * code/apiserver/admission/plugin/quota-evaluator.ts and chargeQuota in quota-charge.ts.
+ * code/quota/evaluator.ts and chargeQuota in quota-charge.ts.
  */
 import type { Pod, ResourceList, ResourceQuota } from "../../../code/api/core.ts";
 import type { QuotaAccess } from "../../../code/apiserver/admission/plugin/quota-charge.ts";
-import {
-  addLists,
-  exceededNames,
-  isZeroList,
-  maskList,
-  prettyPrint,
-} from "../../../code/apiserver/admission/plugin/quota-resource-list.ts";
 import { isStatusError } from "../../../code/apiserver/errors.ts";
+import { addLists, exceededNames, isZeroList, maskList, prettyPrint } from "../../../code/quota/resources.ts";
 
 /** The pieces the recorded mistakes change. */
 export interface QuotaUsageParts {

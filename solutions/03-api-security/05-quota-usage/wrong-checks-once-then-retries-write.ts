@@ -4,13 +4,8 @@
 
 import type { ResourceList } from "../../../code/api/core.ts";
 import type { QuotaAccess } from "../../../code/apiserver/admission/plugin/quota-charge.ts";
-import {
-  addLists,
-  exceededNames,
-  maskList,
-  prettyPrint,
-} from "../../../code/apiserver/admission/plugin/quota-resource-list.ts";
 import { isStatusError } from "../../../code/apiserver/errors.ts";
+import { addLists, exceededNames, maskList, prettyPrint } from "../../../code/quota/resources.ts";
 import { reference, withParts } from "./quota-usage.ts";
 
 export const { podUsage } = withParts(reference);

@@ -29,11 +29,11 @@ import {
   quantityMilliValue,
   zeroQuantity,
 } from "../../../api/quantity.ts";
+import { podResources } from "../../../quota/evaluator.ts";
 import { newInternalError } from "../../errors.ts";
 import type { PluginContext } from "../context.ts";
 import { newAdmissionForbidden } from "../errors.ts";
 import type { Attributes, MutationInterface, ValidationInterface } from "../interfaces.ts";
-import { podResources } from "./quota-evaluator.ts";
 
 export const PluginName = "LimitRanger";
 export const limitRangerAnnotation = "kubernetes.io/limit-ranger";

@@ -22,7 +22,6 @@
  * @chapter 03-api-security
  */
 import type { ResourceQuota } from "../../../api/core.ts";
-import { isStatusError, newInternalError, type StatusError } from "../../errors.ts";
 import {
   addLists,
   exceededNames,
@@ -30,7 +29,8 @@ import {
   maskList,
   prettyPrint,
   type ResourceList,
-} from "./quota-resource-list.ts";
+} from "../../../quota/resources.ts";
+import { isStatusError, newInternalError, type StatusError } from "../../errors.ts";
 
 /** How the charge reads and writes one quota. */
 export interface QuotaAccess {

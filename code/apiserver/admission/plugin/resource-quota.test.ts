@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pod, ResourceQuota } from "../../../api/core.ts";
+import { podConstraints, podUsage } from "../../../quota/evaluator.ts";
 import { newConflict, newForbidden } from "../../errors.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
 import { chargeQuota, type QuotaAccess } from "./quota-charge.ts";
-import { podConstraints, podUsage } from "./quota-evaluator.ts";
 
 /** A quota in memory with a resourceVersion, as the store keeps it; `conflicts` stale writes are refused first. */
 function memoryQuota(hard: Record<string, string>, used: Record<string, string>, conflicts = 0) {

@@ -14,8 +14,10 @@
  *   or one whose spec changed) this plugin first recomputes `status.used` from a list of the
  *   namespace's objects and writes it, with the same resourceVersion precondition;
  * - usage only goes up here. Giving usage back when objects are deleted is the resource quota
- *   controller's job (kube-controller-manager, chapter 4): until it exists, a quota's usage is
- *   recomputed only when its spec changes (`kubectl edit quota` re-syncs it);
+ *   controller's job (code/controllers/resourcequota/, chapter 4); without a controller-manager
+ *   running, a quota's usage is recomputed only when its spec changes (`kubectl edit quota`);
+ * - the recomputation is code/quota/usage.ts's calculateUsage, the controller's own, so the two
+ *   writers of `status.used` never count differently;
  * - a dry run checks and refuses as a real request does, but charges nothing;
  * - scoped quotas: Terminating, NotTerminating, BestEffort and NotBestEffort match pods; other
  *   scopes (PriorityClass, CrossNamespacePodAffinity, scopeSelector) are not built, and a quota
@@ -29,48 +31,22 @@
  */
 import type { Pod, ResourceQuota } from "../../../api/core.ts";
 import type { KubeObject } from "../../../api/meta.ts";
+// The evaluation is shared with the resource quota controller, so it lives in code/quota/.
+import { podConstraints, usageOf } from "../../../quota/evaluator.ts";
+import { equalLists, type ResourceList, subtractNonNegative } from "../../../quota/resources.ts";
+import { calculateUsage, matchesScopes } from "../../../quota/usage.ts";
 import { isStatusError, newInternalError } from "../../errors.ts";
 import type { Store } from "../../registry/store.ts";
 import type { PluginContext } from "../context.ts";
 import { newAdmissionForbidden } from "../errors.ts";
-import type { Attributes, ValidationInterface } from "../interfaces.ts";
+import type { ValidationInterface } from "../interfaces.ts";
 import { chargeQuota, type QuotaAccess } from "./quota-charge.ts";
-import { podConstraints, resourceForQuotaName, usageOf } from "./quota-evaluator.ts";
-import { addLists, equalLists, type ResourceList, subtractNonNegative } from "./quota-resource-list.ts";
 
 export const PluginName = "ResourceQuota";
 
 /** The learner's charge and usage (exercise 03-api-security/05-quota-usage) can replace ours. */
 export type ChargeFunc = (delta: ResourceList, access: QuotaAccess) => Promise<void>;
 export type UsageFunc = (group: string, resource: string, obj: KubeObject) => ResourceList;
-
-// #region scopes
-/** podMatchesScopeFunc for the scopes built here; `undefined` for a scope not built. */
-function matchesScopes(quota: ResourceQuota, a: Attributes): boolean {
-  const scopes = quota.spec?.scopes ?? [];
-  if (quota.spec?.scopeSelector) return false;
-  if (scopes.length === 0) return true;
-  if (a.resource.group !== "" || a.resource.resource !== "pods") return false;
-  const pod = a.object as Pod;
-  const terminating = typeof pod.spec.activeDeadlineSeconds === "number";
-  const bestEffort = [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].every(
-    (c) =>
-      Object.keys(c.resources?.requests ?? {}).length === 0 &&
-      Object.keys(c.resources?.limits ?? {}).length === 0,
-  );
-  return scopes.every((s) =>
-    s === "Terminating"
-      ? terminating
-      : s === "NotTerminating"
-        ? !terminating
-        : s === "BestEffort"
-          ? bestEffort
-          : s === "NotBestEffort"
-            ? !bestEffort
-            : false,
-  );
-}
-// #endregion scopes
 
 // #region admission
 export function newResourceQuota(
@@ -89,20 +65,11 @@ export function newResourceQuota(
     for (;;) {
       const hard = quota.spec?.hard ?? {};
       if (quota.status?.hard && equalLists(quota.status.hard, hard)) return quota;
-      const byResource = new Map<string, { group: string; resource: string }>();
-      for (const name of Object.keys(hard)) {
-        const r = resourceForQuotaName(name);
-        if (r) byResource.set(`${r.group}/${r.resource}`, r);
-      }
-      let total: ResourceList = {};
-      for (const { group, resource } of byResource.values()) {
-        const store = ctx.store(group, resource);
-        if (!store) continue;
-        const { items } = await store.list(namespace, {});
-        for (const item of items) total = addLists(total, usage(group, resource, item));
-      }
-      const used: ResourceList = {};
-      for (const name of Object.keys(hard)) used[name] = total[name] ?? "0";
+      const used = await calculateUsage(
+        quota,
+        async ({ group, resource }) => (await ctx.store(group, resource)?.list(namespace, {}))?.items,
+        { usage },
+      );
       try {
         const { obj } = await quotas().update(
           namespace,
@@ -136,7 +103,7 @@ export function newResourceQuota(
         (x.metadata.name ?? "").localeCompare(y.metadata.name ?? ""),
       );
       for (let quota of sorted) {
-        if (!matchesScopes(quota, a)) continue;
+        if (!matchesScopes(quota, a.resource.group, a.resource.resource, a.object)) continue;
         quota = await syncStatus(a.namespace, quota);
         const name = quota.metadata.name ?? "";
         if (a.resource.group === "" && a.resource.resource === "pods") {

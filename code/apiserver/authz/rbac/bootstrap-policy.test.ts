@@ -144,6 +144,12 @@ const upstreamRoles: Record<string, string[]> = {
     "create delete list patch watch : core : pods",
     events,
   ],
+  // resource quota controller
+  "system:controller:resourcequota-controller": [
+    "list watch : * : *",
+    "update : core : resourcequotas/status",
+    events,
+  ],
   "system:controller:service-account-controller": ["create : core : serviceaccounts", events],
 };
 
@@ -161,6 +167,7 @@ const upstreamBindings: Record<string, string[]> = {
   "system:controller:generic-garbage-collector": ["ServiceAccount kube-system/generic-garbage-collector"],
   "system:controller:namespace-controller": ["ServiceAccount kube-system/namespace-controller"],
   "system:controller:replicaset-controller": ["ServiceAccount kube-system/replicaset-controller"],
+  "system:controller:resourcequota-controller": ["ServiceAccount kube-system/resourcequota-controller"],
   "system:controller:service-account-controller": ["ServiceAccount kube-system/service-account-controller"],
 };
 

@@ -69,6 +69,12 @@ function controllerRules() {
       rule(["list", "watch", "patch", "create", "delete"], [legacy], ["pods"]),
       eventsRule,
     ],
+    // resource quota controller: it counts any kind a quota may name, so it reads everything.
+    "resourcequota-controller": [
+      rule(["list", "watch"], ["*"], ["*"]),
+      rule(["update"], [legacy], ["resourcequotas/status"]),
+      eventsRule,
+    ],
     // It only creates the `default` account; it reads namespaces and accounts through the
     // controller-manager's shared informers, which list and watch under the manager's own role.
     "service-account-controller": [rule(["create"], [legacy], ["serviceaccounts"]), eventsRule],

@@ -2,6 +2,7 @@
  * Resource lists as quota does arithmetic on them — `{pods: "3", "requests.cpu": "1500m"}` added,
  * subtracted, masked to the names a quota limits, compared entry by entry, and printed as
  * upstream's messages print them (`pods=1,requests.cpu=500m`).
+ * Upstream: kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/quota/v1/resources.go.
  *
  * Solves: a quota compares the usage a request adds plus what is used with what is allowed, for
  * only the resources that quota names; every step is one small function of whole lists.
@@ -13,7 +14,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go (prettyPrint)
  * @chapter 03-api-security
  */
-import type { ResourceList } from "../../../api/core.ts";
+import type { ResourceList } from "../api/core.ts";
 import {
   addQuantity,
   cmpQuantity,
@@ -22,7 +23,7 @@ import {
   type Quantity,
   subQuantity,
   zeroQuantity,
-} from "../../../api/quantity.ts";
+} from "../api/quantity.ts";
 
 export type { ResourceList };
 

@@ -2,6 +2,7 @@
  * Quota evaluators — what one object uses of a quota: a pod its compute requests and limits and
  * one `pods`; every object one `count/<resource>`; a few kinds their legacy names (`configmaps`,
  * `secrets`, `services`, …).
+ * Upstream: kubernetes/kubernetes pkg/quota/v1/evaluator/core/pods.go and services.go, and the others listed below.
  *
  * Solves:
  * - admission charges the usage an object adds; the same function over a list gives a quota's
@@ -22,9 +23,9 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests, PodLimits)
  * @chapter 03-api-security
  */
-import type { Container, Pod, ResourceList, Service } from "../../../api/core.ts";
-import type { KubeObject } from "../../../api/meta.ts";
-import { addLists, exceededNames } from "./quota-resource-list.ts";
+import type { Container, Pod, ResourceList, Service } from "../api/core.ts";
+import type { KubeObject } from "../api/meta.ts";
+import { addLists, exceededNames } from "./resources.ts";
 
 // #region object-count
 /** ObjectCountQuotaResourceNameFor: `count/pods`, `count/deployments.apps`. */
