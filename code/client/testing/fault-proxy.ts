@@ -273,21 +273,28 @@ export class FaultProxy {
     req.resume();
   }
 
-  /** Passes `afterBytes` bytes of the body, flushes them, then cuts: a half-sent answer. */
+  /** Passes `afterBytes` bytes of the body, and cuts once they are on their way: a half-sent answer. */
   private passThenCut(up: IncomingMessage, e: Exchange, afterBytes: number): void {
     let left = afterBytes;
+    let cutting = false;
+    // Cut in the write's callback: a cut right away could discard the bytes still queued.
+    const finish = (last: Buffer) => {
+      if (cutting) return;
+      cutting = true;
+      if (last.length === 0) this.cut(e);
+      else e.client.write(last, () => this.cut(e));
+    };
     up.on("data", (chunk: Buffer) => {
-      if (!this.exchanges.has(e)) return;
+      if (cutting || !this.exchanges.has(e)) return;
       if (chunk.length < left) {
         left -= chunk.length;
         e.client.write(chunk);
         return;
       }
-      e.client.write(chunk.subarray(0, left), () => this.cut(e));
-      left = 0;
-      up.destroy();
+      finish(chunk.subarray(0, left));
     });
-    up.once("end", () => this.cut(e));
+    // A body shorter than afterBytes: all of it passed, then the cut.
+    up.once("end", () => finish(Buffer.alloc(0)));
     up.once("error", () => this.cut(e));
   }
   // #endregion handle
