@@ -15,8 +15,9 @@
  * have been waited out exactly.
  *
  * SEED=n runs one seed (the failure message says which); SEEDS=n runs seeds 1..n (default 100:
- * about 1,000 faults, 20 s of CPU) for a soak — SEEDS=300 is about 3,100 faults. The seed fixes the faults and writes; real sockets fix the interleaving, so a
- * failing seed almost always, not always, fails again.
+ * about 1,000 faults, 20 s of CPU); SEEDS=300 for a soak (about 3,100 faults). The seed fixes
+ * the faults and writes; real sockets fix the interleaving, so a failing seed almost always, not
+ * always, fails again.
  */
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../../api/meta.ts";
