@@ -41,6 +41,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
+import type { EtcdServer } from "../store/etcdserver/server.ts"; // chapter 4: informer fault tests
 import { ensureAdmissionObjects, withDefaultServiceAccounts } from "./admission/bootstrap.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
@@ -154,6 +155,13 @@ export interface APIServerOptions {
    * cluster whose kube-controller-manager runs that controller.
    */
   defaultServiceAccountsStandIn?: boolean;
+  // chapter 4: informer fault tests — a restart that keeps the data.
+  /**
+   * An embedded store the caller owns: used instead of a new one, and left open by `close()`, so
+   * a test can stop this server, start another on the same store (a restart that keeps every
+   * object and revision) and compact it. Ignored when `etcdServers` is given.
+   */
+  embeddedStore?: EtcdServer;
 }
 
 export interface APIServer {
@@ -190,6 +198,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
     etcdServers: opts.etcdServers,
     dataDir: opts.dataDir,
     compactionIntervalMs: opts.compactionIntervalMs,
+    embeddedStore: opts.embeddedStore, // chapter 4: informer fault tests
   });
   const servers: Server[] = [];
   const stops: (() => void)[] = [];

@@ -122,6 +122,10 @@ export class CacheWatcher implements Watch {
     for (const ev of events) {
       const out = this.convertToWatchEvent(ev);
       if (out) this.initial.push(out);
+      // The ring may hold events the cacher has not dispatched yet; when their round comes,
+      // addAll must skip them, or the client gets them twice (processInterval advances its
+      // resourceVersion the same way). Found by the informer's fault tests.
+      this.lastRv = Math.max(this.lastRv, ev.resourceVersion);
     }
   }
 

@@ -324,4 +324,29 @@ describe("Cacher", () => {
     expect(await watchEnded(none, 300)).toBe(false);
     none.stop();
   });
+
+  // chapter 4: found by the informer's fault tests (client/tools/cache/informer-apiserver-faults.test.ts)
+  it("a watch that starts while events wait for their round gets each of them once", async () => {
+    // Rounds at most every 300 ms: b and c are in the ring, not yet handed to the watchers.
+    const c = await newCacher({ minRoundIntervalMs: 300 });
+    const a = await c.create(key("a"), pod("a"));
+    const early = await c.watch(prefix, { resourceVersion: "0", predicate: everything, recursive: true });
+    await nextEvents(early, 1); // a's round has gone out: the next one waits 300 ms
+    await c.create(key("b"), pod("b"));
+    const last = await c.create(key("c"), pod("c"));
+    await cacheAt(c, last.metadata.resourceVersion);
+    const w = await c.watch(prefix, {
+      resourceVersion: a.metadata.resourceVersion,
+      predicate: everything,
+      recursive: true,
+    });
+    const d = await c.create(key("d"), pod("d"));
+    const events = await nextEvents(w, 3);
+    expect(summary(events)).toBe(
+      `[ADDED b@${Number(last.metadata.resourceVersion) - 1}, ADDED c@${last.metadata.resourceVersion}, ADDED d@${d.metadata.resourceVersion}]`,
+    );
+    expect(await watchEnded(w, 400)).toBe(false); // and nothing after: no second b or c
+    w.stop();
+    early.stop();
+  });
 });

@@ -18,9 +18,11 @@
  * - a compacted or failed watch ends with one ERROR event carrying a Status (410 Gone, reason Expired for
  *   compaction), and nothing after it.
  *
+ * - a change other than a creation whose previous value etcd no longer has (compacted) ends the
+ *   watch with an ERROR (InternalError), as upstream's parseEvent: the client must relist.
+ *
  * What upstream does differently: a goroutine per watch decodes events (concurrently, in order)
- * into a channel of 100; a PUT whose previous value was compacted is an ERROR upstream, here it is
- * judged by the new object alone.
+ * into a channel of 100.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/watcher.go (watchChan: startWatching, processEvents, transform, transformErrorToEvent, RequestWatchProgress)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/event.go (parseEvent, progressNotifyEvent)
@@ -116,6 +118,19 @@ export class WatchChan implements Watch {
       return undefined;
     }
     for (const ev of resp.events) {
+      // parseEvent: a change other than a creation must come with the value before it; etcd
+      // leaves that out when it was compacted away. Upstream ends the watch with an error (the
+      // client relists); skipping the event would lose a deletion and leave a ghost object in
+      // every informer — found by the informer's fault tests (client/tools/cache).
+      const isCreate = ev.type === "PUT" && ev.kv.createRevision === ev.kv.modRevision;
+      if (!isCreate && !ev.prevKv) {
+        const key = new TextDecoder().decode(ev.kv.key);
+        return errorEvent(
+          newInternalError(
+            `etcd event received with PrevKv=nil (key="${key}", modRevision=${ev.kv.modRevision}, type=${ev.type})`,
+          ),
+        );
+      }
       const out = transform(ev.type, ev.kv, ev.prevKv, this.predicate);
       if (out) this.pending.push(out);
     }

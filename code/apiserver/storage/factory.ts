@@ -43,6 +43,11 @@ export interface StorageBackendConfig {
   etcdServers?: string[];
   /** Embedded store only: keep its data here (WAL + snapshots); none: in memory. */
   dataDir?: string;
+  /**
+   * Embedded store only: use this store, owned by the caller (not closed here), instead of making
+   * one — so the store outlives one API server (the informer fault tests restart the server).
+   */
+  embeddedStore?: EtcdServer;
   /** `--etcd-compaction-interval`; 0 disables compaction. */
   compactionIntervalMs?: number;
   /** Embedded store only: how often idle watches hear etcd's revision (progress notify). */
@@ -86,6 +91,11 @@ export async function newStorageBackend(cfg: StorageBackendConfig = {}): Promise
   let server: EtcdServer | undefined;
   if (cfg.etcdServers && cfg.etcdServers.length > 0) {
     client = new GrpcEtcdClient(cfg.etcdServers);
+  } else if (cfg.embeddedStore) {
+    // Not ours to close: `server` stays undefined.
+    client = new InProcessEtcdClient(cfg.embeddedStore, {
+      progressNotifyInterval: cfg.progressNotifyIntervalMs ?? 5000,
+    });
   } else {
     if (cfg.dataDir) {
       const opened = await EtcdServer.open({ dir: cfg.dataDir });

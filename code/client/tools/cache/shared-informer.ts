@@ -240,6 +240,8 @@ export interface SharedIndexInformerOptions<T> {
   watchErrorHandler?: (err: unknown) => void;
   /** Passed to the reflector (tests shorten it). */
   minWatchTimeoutMs?: number;
+  /** The reflector's list page size (client-go's Config.WatchListPageSize; tests make it small). */
+  watchListPageSize?: number;
 }
 
 export class SharedIndexInformer<T extends KubeObject = KubeObject> {
@@ -359,6 +361,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       clock: this.clock,
       random: this.opts.random,
       minWatchTimeoutMs: this.opts.minWatchTimeoutMs,
+      watchListPageSize: this.opts.watchListPageSize,
       watchErrorHandler: this.opts.watchErrorHandler,
     });
     this.processor.run();
