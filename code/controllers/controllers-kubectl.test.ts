@@ -151,9 +151,9 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "serviceaccount-controller",
       "namespace-controller",
       "replicaset-controller",
-      "garbage-collector-controller",
-      "deployment-controller",
       "resourcequota-controller",
+      "deployment-controller",
+      "garbage-collector-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
