@@ -10,7 +10,7 @@
  * event can find it by key and move it back.
  *
  * Invariants:
- * - one entry per pod key; `gatedCount` counts the entries whose pod is gated (reported as
+ * - one entry per pod key; `gatedCount` counts the entries whose pod was gated when added (reported as
  *   scheduler_pending_pods{queue="gated"}, the rest as queue="unschedulable").
  */
 
@@ -19,21 +19,20 @@ import { getPodKey, type QueuedPodInfo } from "../../framework/types.ts";
 
 export class UnschedulablePods {
   readonly podInfoMap = new Map<string, QueuedPodInfo>();
-  private gated = 0;
+  // Keys of the entries that were gated when added: the flag on the QueuedPodInfo itself may
+  // change before the entry is deleted (moveToActiveQ re-runs PreEnqueue first).
+  private readonly gated = new Set<string>();
 
   addOrUpdate(pInfo: QueuedPodInfo): void {
     const key = getPodKey(pInfo.podInfo.pod);
-    const old = this.podInfoMap.get(key);
-    if (old?.gated) this.gated--;
-    if (pInfo.gated) this.gated++;
+    if (pInfo.gated) this.gated.add(key);
+    else this.gated.delete(key);
     this.podInfoMap.set(key, pInfo);
   }
 
   delete(pod: Pod): void {
     const key = getPodKey(pod);
-    const old = this.podInfoMap.get(key);
-    if (!old) return;
-    if (old.gated) this.gated--;
+    this.gated.delete(key);
     this.podInfoMap.delete(key);
   }
 
@@ -46,11 +45,11 @@ export class UnschedulablePods {
   }
 
   gatedCount(): number {
-    return this.gated;
+    return this.gated.size;
   }
 
   clear(): void {
     this.podInfoMap.clear();
-    this.gated = 0;
+    this.gated.clear();
   }
 }
