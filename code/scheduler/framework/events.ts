@@ -20,6 +20,7 @@
  * - a hint that returns an error counts as Queue: a broken hint must not strand a pod.
  */
 import type { Pod } from "../../api/core.ts";
+import { podRequests } from "./types.ts";
 
 // #region action-type
 export enum ActionType {
@@ -157,7 +158,7 @@ export function podSchedulingPropertiesChange(newPod: Pod, oldPod: Pod): Cluster
   if (JSON.stringify(oldPod.metadata.labels ?? {}) !== JSON.stringify(newPod.metadata.labels ?? {})) {
     events.push(ev(ActionType.UpdatePodLabel, "UnscheduledPodLabelChange"));
   }
-  if (JSON.stringify(requestsOf(oldPod)) !== JSON.stringify(requestsOf(newPod))) {
+  if (scaledDown(oldPod, newPod)) {
     events.push(ev(ActionType.UpdatePodScaleDown, "UnscheduledPodRequestScaledDown"));
   }
   if (JSON.stringify(oldPod.spec.tolerations ?? []) !== JSON.stringify(newPod.spec.tolerations ?? [])) {
@@ -170,5 +171,10 @@ export function podSchedulingPropertiesChange(newPod: Pod, oldPod: Pod): Cluster
   return events;
 }
 
-const requestsOf = (p: Pod) => p.spec.containers.map((c) => c.resources?.requests ?? {});
+/** Whether any CPU or memory request of the pod went down (the room it needs shrank). */
+function scaledDown(oldPod: Pod, newPod: Pod): boolean {
+  const o = podRequests(oldPod);
+  const n = podRequests(newPod);
+  return n.milliCPU < o.milliCPU || n.memory < o.memory || n.ephemeralStorage < o.ephemeralStorage;
+}
 // #endregion pod-update-events

@@ -149,8 +149,18 @@ describe("pod and node events", () => {
     const n2 = s.get("n2") as NodeInfo;
     expect(n1.requested.milliCPU).toBe(1000);
     expect(n2.imageStates.get("nginx:1.27")).toEqual({ size: 50_000_000, numNodes: 2 });
-    // n1 was copied before n2 existed? No — both copied in this one update, after both adds.
     expect(n1.imageStates.get("nginx:1.27")?.numNodes).toBe(2);
+    expect(
+      newSnapshot([], [makeNode("n1", { images: [img] }), makeNode("n2", { images: [img] })])
+        .nodeInfoMap.get("n1")
+        ?.imageStates.get("nginx:1.27"),
+    ).toEqual({ size: 50_000_000, numNodes: 2 });
+    // A node not copied again keeps the count it was copied with (as upstream: the spread is
+    // refreshed only when that node changes).
+    c.addNode(makeNode("n3", { images: [img] }));
+    c.updateSnapshot(s);
+    expect(n1.imageStates.get("nginx:1.27")?.numNodes).toBe(2);
+    expect((s.get("n3") as NodeInfo).imageStates.get("nginx:1.27")?.numNodes).toBe(3);
   });
 });
 

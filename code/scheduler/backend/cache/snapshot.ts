@@ -74,6 +74,26 @@ export function newSnapshot(pods: Pod[], nodes: Node[]): Snapshot {
     }
     ni.addPod(pod);
   }
+  // ImageStates as the cache keeps them: per image, its size and how many nodes have it.
+  const imageNodes = new Map<string, { size: number; nodes: Set<string> }>();
+  for (const node of nodes) {
+    for (const image of node.status?.images ?? []) {
+      for (const name of image.names ?? []) {
+        const st = imageNodes.get(name) ?? { size: image.sizeBytes ?? 0, nodes: new Set<string>() };
+        st.nodes.add(node.metadata.name ?? "");
+        imageNodes.set(name, st);
+      }
+    }
+  }
+  for (const node of nodes) {
+    const ni = s.nodeInfoMap.get(node.metadata.name ?? "")!;
+    for (const image of node.status?.images ?? []) {
+      for (const name of image.names ?? []) {
+        const st = imageNodes.get(name)!;
+        ni.imageStates.set(name, { size: st.size, numNodes: st.nodes.size });
+      }
+    }
+  }
   for (const name of new NodeTree(nodes).list()) {
     const ni = s.nodeInfoMap.get(name)!;
     s.nodeInfoList.push(ni);

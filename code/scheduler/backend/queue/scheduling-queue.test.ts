@@ -390,3 +390,56 @@ describe("cluster event matching", () => {
     expect(matchEvent({ resource: "*", actionType: ActionType.All }, NodeAdd)).toBe(true);
   });
 });
+
+describe("buildQueueingHintMap", () => {
+  it("gives a plugin without EnqueueExtensions the wildcard, and a hint-less event always Queue", () => {
+    const plain = { name: () => "Legacy" };
+    const noHint: EnqueueExtensions = { name: () => "NoHint", eventsToRegister: () => [{ event: NodeAdd }] };
+    const m = buildQueueingHintMap(new Map([["p", [plain, noHint, fit]]]), true).get("p")!;
+    expect(m.map((e) => [e.event.resource, e.hints.map((h) => h.pluginName)])).toEqual([
+      ["*", ["Legacy"]],
+      // The same event registered twice is one entry with both plugins' hints.
+      ["Node", ["NoHint", "NodeResourcesFit"]],
+    ]);
+    expect(m[1].hints[0].queueingHintFn(makePod("a"), undefined, smallNode)).toBe(QueueingHint.Queue);
+    expect(m[1].hints[1].queueingHintFn(makePod("a"), undefined, smallNode)).toBe(QueueingHint.QueueSkip);
+    const off = buildQueueingHintMap(new Map([["p", [fit]]]), false).get("p")!;
+    expect(off[0].hints[0].queueingHintFn(makePod("a"), undefined, smallNode)).toBe(QueueingHint.Queue);
+  });
+
+  it("lets a wildcard-registered plugin's rejection be undone by any event", async () => {
+    const legacy = { name: () => "Legacy" };
+    const clock = new FakeClock(0);
+    const q = new PriorityQueue(less, {
+      clock,
+      queueingHintMap: buildQueueingHintMap(new Map([["default-scheduler", [legacy]]])),
+    });
+    q.add(makePod("a"));
+    await popAndReject(q, "Legacy");
+    clock.step(10_000);
+    q.moveAllToActiveOrBackoffQueue(
+      { resource: "PersistentVolume", actionType: ActionType.Add },
+      undefined,
+      {},
+    );
+    expect(q.whereIs(makePod("a"))).toBe("Active");
+  });
+});
+
+describe("pod update events", () => {
+  it("names what an update changed: labels, a request scaled down, tolerations, gates removed", async () => {
+    const { podSchedulingPropertiesChange } = await import("../../framework/events.ts");
+    const old = makePod("a", { requests: [{ cpu: "1" }], gates: ["g"] });
+    const labels = (es: ClusterEvent[]) => es.map((e) => e.label);
+    expect(labels(podSchedulingPropertiesChange(old, old))).toEqual(["UnscheduledPodUpdate"]);
+    const smaller = makePod("a", { requests: [{ cpu: "500m" }], gates: ["g"], labels: { x: "1" } });
+    expect(labels(podSchedulingPropertiesChange(smaller, old))).toEqual([
+      "UnscheduledPodLabelChange",
+      "UnscheduledPodRequestScaledDown",
+    ]);
+    const bigger = makePod("a", { requests: [{ cpu: "2" }] });
+    expect(labels(podSchedulingPropertiesChange(bigger, old))).toEqual([
+      "UnscheduledPodSchedulingGateEliminated",
+    ]);
+  });
+});
