@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Pod } from "../../../api/core.ts";
 import { FakeClock } from "../../../client/util/clock.ts";
+import { mulberry32 } from "../../../testing/random.ts";
 import { ActionType, type ClusterEvent, NodeAdd, QueueingHint } from "../../framework/events.ts";
 import type { EnqueueExtensions, PreEnqueuePlugin } from "../../framework/interface.ts";
 import type { QueuedPodInfo } from "../../framework/types.ts";
@@ -441,5 +442,82 @@ describe("pod update events", () => {
     expect(labels(podSchedulingPropertiesChange(bigger, old))).toEqual([
       "UnscheduledPodSchedulingGateEliminated",
     ]);
+  });
+});
+
+describe("a randomized run of the queue", () => {
+  it("keeps every live pod in exactly one place, never a deleted one, never a gated one in activeQ", async () => {
+    const seed = Number(process.env.SEED ?? 14);
+    const rand = mulberry32(seed);
+    const { clock, q } = setup();
+    q.run();
+    const live = new Map<string, Pod>();
+    const inFlight = new Map<string, QueuedPodInfo>();
+    let next = 0;
+    try {
+      for (let step = 0; step < 1500; step++) {
+        const r = rand();
+        if (r < 0.25) {
+          const name = `p${next++}`;
+          const pod = makePod(name, {
+            priority: Math.floor(rand() * 3),
+            gates: rand() < 0.2 ? ["g"] : undefined,
+          });
+          live.set(name, pod);
+          q.add(pod);
+        } else if (r < 0.45 && q.activeQ.len() > 0 && inFlight.size < 3) {
+          const p = (await q.pop())!;
+          inFlight.set(p.podInfo.pod.metadata.name!, p);
+        } else if (r < 0.6 && inFlight.size > 0) {
+          const [name, p] = [...inFlight][Math.floor(rand() * inFlight.size)];
+          inFlight.delete(name);
+          if (rand() < 0.3) {
+            // Bound: the informer's delete (from the unscheduled view) follows.
+            q.done(name);
+            q.delete(p.podInfo.pod);
+            live.delete(name);
+          } else {
+            p.unschedulablePlugins.add(rand() < 0.7 ? "NodeResourcesFit" : "InterPodAffinity");
+            expect(q.addUnschedulableIfNotPresent(p, q.schedulingCycle()), `seed ${seed}`).toBeUndefined();
+            q.done(name);
+          }
+        } else if (r < 0.7) {
+          q.moveAllToActiveOrBackoffQueue(NodeAdd, undefined, rand() < 0.5 ? bigNode : smallNode);
+        } else if (r < 0.8 && live.size > 0) {
+          const name = [...live.keys()][Math.floor(rand() * live.size)];
+          const old = live.get(name)!;
+          const updated: Pod =
+            rand() < 0.5
+              ? { ...old, spec: { ...old.spec, schedulingGates: [] } }
+              : { ...old, metadata: { ...old.metadata, labels: { v: String(step) } } };
+          live.set(name, updated);
+          if (inFlight.has(name)) inFlight.get(name)!.podInfo.updatePod(updated);
+          q.update(old, updated);
+        } else if (r < 0.85 && live.size > 0) {
+          const name = [...live.keys()][Math.floor(rand() * live.size)];
+          if (inFlight.has(name)) continue;
+          q.delete(live.get(name)!);
+          live.delete(name);
+        } else {
+          clock.step(Math.floor(rand() * 40_000));
+        }
+        const counts = q.pendingPodsMetric();
+        const placed = counts.active + counts.backoff + counts.unschedulable + counts.gated;
+        expect(placed + inFlight.size, `seed ${seed} step ${step}`).toBe(live.size);
+        // Collected, then checked once per step: an expect per pod per step is the slow part.
+        const wrong: string[] = [];
+        for (const [name, pod] of live) {
+          const where = q.whereIs(pod);
+          if (inFlight.has(name) ? where !== "InFlight" : where === undefined || where === "InFlight") {
+            wrong.push(`${name} is ${where}`);
+          }
+          if ((pod.spec.schedulingGates?.length ?? 0) > 0 && where === "Active")
+            wrong.push(`${name} gated but active`);
+        }
+        expect(wrong, `seed ${seed} step ${step}`).toEqual([]);
+      }
+    } finally {
+      q.close();
+    }
   });
 });

@@ -381,7 +381,7 @@ export class PriorityQueue implements PodNominator {
       if (this.activeQ.addEventsIfPodInFlight(getPodKey(newPod), recorded)) return;
     }
     if (oldPod) {
-      const lookup = newQueuedPodInfo(oldPod, 0);
+      const lookup = lookupInfo(oldPod);
       const inActive = this.activeQ.get(lookup);
       if (inActive) {
         this.updatePodInfo(inActive, oldPod, newPod);
@@ -434,7 +434,7 @@ export class PriorityQueue implements PodNominator {
   /** Delete: the pod is gone (deleted, or bound by someone else). */
   delete(pod: Pod): void {
     this.nominator.deleteNominatedPodIfExists(pod);
-    const lookup = newQueuedPodInfo(pod, 0);
+    const lookup = lookupInfo(pod);
     if (!this.activeQ.delete(lookup)) {
       this.backoffQ.delete(lookup);
       this.unschedulablePods.delete(pod);
@@ -445,7 +445,7 @@ export class PriorityQueue implements PodNominator {
   activate(pods: Pod[]): void {
     let activated = false;
     for (const pod of pods) {
-      const lookup = newQueuedPodInfo(pod, 0);
+      const lookup = lookupInfo(pod);
       const pInfo = this.unschedulablePods.get(pod) ?? this.backoffQ.get(lookup);
       if (!pInfo) {
         // In flight: record the wildcard so that it is retried when it comes back.
@@ -503,13 +503,26 @@ export class PriorityQueue implements PodNominator {
 
   /** Where a pod is now, for tests and debugging. */
   whereIs(pod: Pod): QueueName | "InFlight" | undefined {
-    const lookup = newQueuedPodInfo(pod, 0);
+    const lookup = lookupInfo(pod);
     if (this.activeQ.has(lookup)) return "Active";
     if (this.backoffQ.has(lookup)) return "Backoff";
     if (this.unschedulablePods.get(pod)) return "Unschedulable";
     if (this.activeQ.isInFlight(getPodKey(pod))) return "InFlight";
     return undefined;
   }
+}
+
+/** newQueuedPodInfoForLookup: enough of a QueuedPodInfo to find a pod by key — no PodInfo is
+ * computed, since parsing a pod's terms and requests for a lookup would cost more than the lookup. */
+function lookupInfo(pod: Pod): QueuedPodInfo {
+  return {
+    podInfo: { pod } as PodInfo,
+    timestamp: 0,
+    attempts: 0,
+    unschedulablePlugins: new Set(),
+    pendingPlugins: new Set(),
+    gated: false,
+  };
 }
 
 const rejectorPlugins = (pInfo: QueuedPodInfo): Set<string> =>
