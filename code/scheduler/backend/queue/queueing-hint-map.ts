@@ -22,7 +22,14 @@ import {
   type QueueingHintFn,
 } from "../../framework/events.ts";
 import type { EnqueueExtensions, Plugin } from "../../framework/interface.ts";
-import type { QueueingHintMapPerProfile } from "./scheduling-queue.ts";
+
+/** A plugin's hint for one registered event. */
+export interface QueueingHintFunction {
+  pluginName: string;
+  queueingHintFn: QueueingHintFn;
+}
+/** Per profile (schedulerName): the registered events, each with the hints of the plugins that registered it. */
+export type QueueingHintMapPerProfile = Map<string, { event: ClusterEvent; hints: QueueingHintFunction[] }[]>;
 
 export const defaultQueueingHintFn: QueueingHintFn = () => QueueingHint.Queue;
 

@@ -37,7 +37,6 @@ import {
   PodAdd,
   podSchedulingPropertiesChange,
   QueueingHint,
-  type QueueingHintFn,
   ScheduleAttemptFailure,
   UnscheduledPodAdd,
   UnscheduledPodUpdate,
@@ -52,6 +51,7 @@ import {
   DefaultPodMaxBackoffDuration,
 } from "./backoff-queue.ts";
 import { Nominator, type PodLister } from "./nominator.ts";
+import type { QueueingHintMapPerProfile } from "./queueing-hint-map.ts";
 import { UnschedulablePods } from "./unschedulable-pods.ts";
 
 export const DefaultPodMaxInUnschedulablePodsDuration = 5 * 60_000;
@@ -60,14 +60,6 @@ export const backoffFlushPeriod = 1_000;
 export const unschedulableFlushPeriod = 30_000;
 
 export type QueueName = "Active" | "Backoff" | "Unschedulable";
-
-/** A plugin's hint for one registered event. */
-export interface QueueingHintFunction {
-  pluginName: string;
-  queueingHintFn: QueueingHintFn;
-}
-/** Per profile (schedulerName): the registered events, each with the hints of the plugins that registered it. */
-export type QueueingHintMapPerProfile = Map<string, { event: ClusterEvent; hints: QueueingHintFunction[] }[]>;
 
 export interface PriorityQueueOptions {
   clock?: Clock;
