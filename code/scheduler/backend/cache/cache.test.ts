@@ -288,7 +288,7 @@ describe("a randomized interleaving of cache operations", () => {
     const pods = new Map<string, { pod: Pod; assumed: boolean }>();
     let nextPod = 0;
     const zones = ["a", "b", "c"];
-    for (let step = 0; step < 3000; step++) {
+    for (let step = 0; step < 1500; step++) {
       const r = rand();
       const nodeNames = [...nodes.keys()];
       if (r < 0.1 || nodeNames.length === 0) {
