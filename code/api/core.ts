@@ -432,6 +432,14 @@ export interface NodeStatus {
   addresses?: NodeAddress[];
   daemonEndpoints?: { kubeletEndpoint?: { Port: number } };
   nodeInfo?: NodeSystemInfo;
+  // scheduler (chapter 5): the images the kubelet reports, for the cache's ImageStates.
+  images?: ContainerImage[];
+}
+
+/** An image on a node: its names (tags, digests) and size; read by ImageLocality. */
+export interface ContainerImage {
+  names?: string[];
+  sizeBytes?: number;
 }
 
 export interface Node extends KubeObject {
