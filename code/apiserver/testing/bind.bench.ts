@@ -29,6 +29,7 @@
  * --json (one JSON object on stdout; progress on stderr).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -207,6 +208,17 @@ function latency(samples: number[]): Latency {
 }
 const round = (x: number) => Math.round(x * 10) / 10;
 
+/** CPU seconds (user + system) of a process, from /proc/<pid>/stat (Linux; NaN elsewhere). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** `clients` workers take items 0 … n−1 in turn; returns the wall time in seconds. */
 async function workers(n: number, clients: number, work: (i: number) => Promise<void>): Promise<number> {
   const t0 = performance.now();
@@ -249,10 +261,12 @@ async function main(): Promise<void> {
 
     // Creates alone: the reference (no watchers but the cacher's own).
     const createMs: number[] = [];
+    const cpu0 = cpuSeconds(server.child.pid);
     const createSecs = await workers(opts.creates, opts.clients, async (i) => {
       createMs.push(await must(201, "POST", base, pod(`ref-${i}`)));
     });
     const createsPerSec = opts.creates / createSecs;
+    const createCpuMs = ((cpuSeconds(server.child.pid) - cpu0) * 1000) / opts.creates;
     progress(`creates alone: ${createsPerSec.toFixed(0)}/s`);
 
     // The informers start and sync (they list the reference pods too).
@@ -270,6 +284,7 @@ async function main(): Promise<void> {
     let done = 0;
     const ticker = setInterval(() => progress(`${done}/${opts.pods} pods bound`), 2000);
     let bindSecs: number;
+    const cpu1 = cpuSeconds(server.child.pid);
     try {
       bindSecs = await workers(opts.pods, opts.clients, async (i) => {
         const name = `pod-${i}`;
@@ -281,6 +296,7 @@ async function main(): Promise<void> {
       clearInterval(ticker);
     }
     const bindPerSec = opts.pods / bindSecs;
+    const bindCpuMs = ((cpuSeconds(server.child.pid) - cpu1) * 1000) / opts.pods;
     const load1 = loadavg()[0];
 
     // Every informer must see every pod bound; wait for the stragglers a little.
@@ -297,10 +313,15 @@ async function main(): Promise<void> {
     const result = {
       sizes: opts,
       loadAverage: { before: round(load0), after: round(load1) },
-      createsAlone: { podsPerSec: round(createsPerSec), ...latency(createMs) },
+      createsAlone: {
+        podsPerSec: round(createsPerSec),
+        serverCpuMsPerPod: round(createCpuMs),
+        ...latency(createMs),
+      },
       createBind: {
         podsPerSec: round(bindPerSec),
         requestsPerSec: round((2 * opts.pods) / bindSecs),
+        serverCpuMsPerPod: round(bindCpuMs),
         create: latency(podCreateMs),
         bind: latency(bindMs),
       },
@@ -323,10 +344,10 @@ async function main(): Promise<void> {
     console.log(`bind benchmark (${opts.clients} clients, ${opts.informers} informers watching pods)`);
     console.log(`  load average: ${result.loadAverage.before} before, ${result.loadAverage.after} after`);
     console.log(
-      `  creates alone:   ${result.createsAlone.podsPerSec} pods/s   p50 ${result.createsAlone.p50Ms} ms  p99 ${result.createsAlone.p99Ms} ms`,
+      `  creates alone:   ${result.createsAlone.podsPerSec} pods/s   p50 ${result.createsAlone.p50Ms} ms  p99 ${result.createsAlone.p99Ms} ms   server CPU ${result.createsAlone.serverCpuMsPerPod} ms/pod`,
     );
     console.log(
-      `  create + bind:   ${c.podsPerSec} pods/s (${c.requestsPerSec} requests/s) — the ceiling of a scheduler through this server`,
+      `  create + bind:   ${c.podsPerSec} pods/s (${c.requestsPerSec} requests/s), server CPU ${c.serverCpuMsPerPod} ms/pod — the ceiling of a scheduler through this server`,
     );
     console.log(
       `    create p50 ${c.create.p50Ms} ms  p99 ${c.create.p99Ms} ms;  bind p50 ${c.bind.p50Ms} ms  p99 ${c.bind.p99Ms} ms`,
