@@ -150,7 +150,12 @@ function startChild(args: string[], firstKey: string, profile: string[] = []): C
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
-function call(method: string, url: string, body: unknown): Promise<{ status: number; body: string }> {
+function call(
+  method: string,
+  url: string,
+  body: unknown,
+  retried = false,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = request(
@@ -167,7 +172,13 @@ function call(method: string, url: string, body: unknown): Promise<{ status: num
         res.on("error", reject);
       },
     );
-    req.on("error", reject);
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      // The server closes a keep-alive connection idle for 5 s (the informers' sync can take
+      // that long); a request sent on it just then is reset unread. Send it again, once.
+      if (req.reusedSocket && err.code === "ECONNRESET" && !retried)
+        call(method, url, body, true).then(resolve, reject);
+      else reject(err);
+    });
     req.end(payload);
   });
 }
