@@ -111,7 +111,9 @@ describe("client-node informer against the API server (watch cache on)", () => {
   let server: APIServer;
   const logs: string[] = [];
   beforeAll(async () => {
-    server = await startAPIServer({ insecurePort: 0, log: (l) => logs.push(l) });
+    // A fixed ring of 100 events (upstream's lower bound), so one test can outrun it; by default
+    // the ring grows to keep 75 s of history.
+    server = await startAPIServer({ insecurePort: 0, log: (l) => logs.push(l), watchCacheCapacity: 100 });
     await call(server.url, "POST", "/api/v1/namespaces", {
       apiVersion: "v1",
       kind: "Namespace",
@@ -253,7 +255,7 @@ describe("client-node informer against the API server (watch cache on)", () => {
     await informer.stop();
     const resumeFrom = informer.latestResourceVersion();
 
-    // More pod events than the ring holds (100 by default) while the informer is away.
+    // More pod events than the ring holds (100 here) while the informer is away.
     let obj = await call(server.url, "GET", `${base}/stays`);
     for (let i = 0; i < 105; i++) {
       obj = await call(server.url, "PUT", `${base}/stays`, {

@@ -109,6 +109,11 @@ export interface APIServerOptions {
   watchCache?: boolean;
   /** `--etcd-compaction-interval` in milliseconds (default 5 minutes; 0 never compacts). */
   compactionIntervalMs?: number;
+  /**
+   * Chapter 5 (watch fan-out): a fixed watch-cache ring of this many events per resource, for
+   * tests that must outrun it; unset, the ring keeps ~75 s of history (100 to 100 × 1024 events).
+   */
+  watchCacheCapacity?: number;
   /** Chapter 3: who sent a request (absent: everyone is the insecure port's superuser). */
   authenticator?: Authenticator;
   /** Chapter 3: may they do it (absent: AlwaysAllow). Ignored when `authorizationModes` is given. */
@@ -199,6 +204,7 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
     dataDir: opts.dataDir,
     compactionIntervalMs: opts.compactionIntervalMs,
     embeddedStore: opts.embeddedStore, // chapter 4: informer fault tests
+    watchCacheCapacity: opts.watchCacheCapacity, // chapter 5: tests that outrun the ring
   });
   const servers: Server[] = [];
   const stops: (() => void)[] = [];

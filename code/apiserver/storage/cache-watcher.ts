@@ -12,8 +12,13 @@
  *   (caching-object.ts), built once per event rather than once per watcher;
  * - a slow client must not hold up the others: the buffer is bounded, it fills only while the
  *   client does not read (the handler stops taking events when the socket is full), and a full
- *   buffer is what gets the watcher closed — its client then re-watches from its last
- *   resourceVersion;
+ *   buffer makes the watcher "blocked" — the cacher then waits for it a little, within its time
+ *   budget (time-budget.ts), and closes it if it is still blocked after that; its client then
+ *   re-watches from its last resourceVersion;
+ * - a client that keeps up is never blocked, however big the rounds: the events of the round
+ *   being handed over are "in flight" (upstream's goroutine drains the channel while the
+ *   dispatcher fills it); only events left over from an earlier round that the handler has not
+ *   taken count against the buffer;
  * - a client idle on a quiet resource still learns how far the stream has got: a watcher that
  *   asked for bookmarks gets one every `bookmarkFrequencyMs`, and 2 s before its deadline, so it
  *   can resume from there instead of from a revision compaction may have removed.
@@ -24,10 +29,10 @@
  * - the initial events are not counted against the buffer (the client asked for all of them);
  *   live events and bookmarks are, and a bookmark never closes a watcher (it is skipped instead).
  *
- * What upstream does differently: a goroutine per watcher reads a channel sized to about a
- * second of history (10 to 1,000 events), and a full channel gets a short grace period before
- * the watcher is closed; here a fixed buffer (100) taken by the handler a batch at a time, and
- * no grace.
+ * What upstream does differently: a goroutine per watcher reads a channel of that size, event by
+ * event, and the dispatcher blocks on a full one; here one thread, so the buffer is an array the
+ * handler takes a batch at a time, "full" is judged per round, and the cacher's waiting is a
+ * pause between rounds rather than a blocked send.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go (cacheWatcher: add, nonblockingAdd, "Forcing … watcher close due to unresponsiveness", nextBookmarkTime, convertToWatchEvent, stopLocked)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (setCachingObjects: one shared event per change; filterWithAttrsAndPrefixFunction)
@@ -94,6 +99,8 @@ interface CacheWatcherOptions {
   deadline?: number;
   newFunc: () => KubeObject;
   onStop: (w: CacheWatcher) => void;
+  /** Called each time the handler takes the buffered events (a blocked watcher is unblocked). */
+  onTaken?: (w: CacheWatcher) => void;
 }
 
 /**
@@ -150,9 +157,11 @@ export class CacheWatcher implements Watch {
 
   // #region add
   /**
-   * Takes a round of live events, in order; false when they do not fit in the buffer (the
-   * cacher then closes us). Events at or below our starting point are skipped: the initial
-   * events or the replayed ring already had them.
+   * Takes a round of live events, in order — all of them, so nothing is lost while the cacher
+   * decides; false when the watcher is now blocked: events of an earlier round are still
+   * untaken and the buffer holds more than `bufferSize` (the cacher then waits for it within
+   * its budget, and closes it if it stays blocked). Events at or below our starting point are
+   * skipped: the initial events or the replayed ring already had them.
    */
   addAll(events: WatchCacheEvent[]): boolean {
     if (this.stopped) return true;
@@ -161,12 +170,20 @@ export class CacheWatcher implements Watch {
       if (ev.resourceVersion <= this.lastRv) continue;
       const out = this.convertToWatchEvent(ev);
       this.lastRv = ev.resourceVersion;
-      if (!out) continue;
-      if (this.buffer.length >= this.opts.bufferSize) return false;
-      this.buffer.push(out);
+      if (out) this.buffer.push(out);
     }
     if (this.buffer.length > before) this.wake?.();
-    return true;
+    return !this.isBlocked(before);
+  }
+
+  /** Blocked: the handler left events of an earlier round untaken, and the buffer is over its size. */
+  private isBlocked(leftOver: number): boolean {
+    return !this.stopped && leftOver > 0 && this.buffer.length > this.opts.bufferSize;
+  }
+
+  /** The buffer's size (upstream's channel size), for tests and the cacher's messages. */
+  get bufferSize(): number {
+    return this.opts.bufferSize;
   }
   // #endregion add
 
@@ -230,6 +247,7 @@ export class CacheWatcher implements Watch {
       if (this.buffer.length > 0) {
         const batch = this.buffer;
         this.buffer = [];
+        this.opts.onTaken?.(this);
         return batch;
       }
       if (this.stopped) return undefined;

@@ -15,7 +15,12 @@
  *   cached on it (caching-object.ts); events that arrive close together go to each watcher as one
  *   batch, which its handler sends in one socket write;
  * - a slow client must not hold up the others: a watcher whose bounded buffer overflows is
- *   closed (its client re-watches from its last resourceVersion) instead of blocking the fan-out;
+ *   blocked; the next rounds wait for it, but only as long as the dispatch time budget allows
+ *   (time-budget.ts: 50 ms earned per second, 100 ms at most); still blocked then, it is closed
+ *   (its client re-watches from its last resourceVersion) instead of holding the fan-out;
+ * - a client that keeps up is never closed: its buffer is sized to about a second of history
+ *   (suggestedWatchChannelSize: 10 to 1,000 events, 1,000 for an informer of all pods), the
+ *   events of the round in hand never count against it, and a moment's stall is waited for;
  * - a client idle on a quiet resource still learns how far the stream has got: the cacher hands
  *   bookmarks to the watchers that asked for them, at a resourceVersion every watcher has reached.
  *
@@ -32,9 +37,11 @@
  * What upstream does differently (v1.32): a goroutine per watcher and one dispatching goroutine
  * fed by a 100-event `incoming` channel (a full channel blocks the cacher's reflector); here one
  * thread, so the queue is an array handed out in rounds and slices, and a round waits up to
- * `minRoundIntervalMs` to gather events. A watcher's channel is sized to about a second of
- * history (10 to 1,000 events), and a full one gets a short grace period (the dispatch time
- * budget, ≤ 100 ms) before the watcher is closed; here a fixed buffer (100) and no grace.
+ * `minRoundIntervalMs` to gather events. Upstream's dispatcher blocks on each full channel in
+ * turn, the timer shared by all of them; here the round completes, and the next waits until
+ * every blocked watcher's handler has taken its events or the budget has run out. Upstream's
+ * pods have an index on spec.nodeName that only sends a kubelet's watch its node's pods; here
+ * every watcher tests every event, and the index only decides the buffer sizes as upstream's.
  * Consistent reads (`resourceVersion=""`) are served from the cache after asking etcd for its
  * current revision; here they go to etcd. Bookmarks are sent every minute upstream; here every
  * 10 s by default.
@@ -45,7 +52,7 @@
  * (`getWatchCacheResourceVersion`); with the gate on, such a watch goes to etcd.
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, startCaching, Watch, getWatchCacheResourceVersion, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, newErrWatcher, defaultBookmarkFrequency)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go (the grace period we do not model)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go (dispatchTimeoutBudget: the grace for blocked watchers)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (suggestedWatchChannelSize: the buffer sizes)
  * @chapter 02-apiserver
  */
@@ -73,9 +80,10 @@ import type {
   WatchOptions,
 } from "./interfaces.ts";
 import { everything } from "./selection-predicate.ts";
+import { type DispatchClock, realDispatchClock, TimeBudget } from "./time-budget.ts";
 import {
   blockTimeoutMs,
-  defaultWatchCacheCapacity,
+  suggestedWatchChannelSize,
   WatchCache,
   type WatchCacheEvent,
 } from "./watch-cache.ts";
@@ -90,13 +98,24 @@ export interface CacherOptions {
   keyFunc?: (obj: KubeObject) => string;
   /** An empty object of the kind, for BOOKMARK events. */
   newFunc?: () => KubeObject;
-  /** Events kept for watches that resume (upstream's lower bound: 100). */
+  /**
+   * A fixed number of events kept for watches that resume. Unset, the ring keeps about 75 s of
+   * history, between 100 and 100 × 1024 events, as upstream's.
+   */
   capacity?: number;
   /**
-   * Events that may wait for a watcher whose client is not reading before it is terminated
-   * (upstream sizes the channel to about a second of history: 10 to 1,000 events).
+   * A fixed number of events that may wait for a watcher whose client is not reading. Unset,
+   * each watcher's is upstream's suggestedWatchChannelSize (about a second of history).
    */
   watcherBufferSize?: number;
+  /**
+   * The field upstream indexes this resource by (pods: `spec.nodeName`): it sets the buffer
+   * sizes — a watch selecting one value of it gets at most 10, any other at most 1,000; a
+   * resource without one, at most 100.
+   */
+  indexedTrigger?: string;
+  /** Monotonic time and timers for the dispatch budget and the ring's dating (tests inject one). */
+  clock?: DispatchClock;
   /** How often a watcher that asked for bookmarks gets one. */
   bookmarkFrequencyMs?: number;
   /** How often the cacher checks whose bookmark is due (upstream: 1 s, ±25 % jitter). */
@@ -111,11 +130,16 @@ export interface CacherOptions {
   minRoundIntervalMs?: number;
 }
 
-export const defaultWatcherBufferSize = 100;
 export const defaultBookmarkFrequencyMs = 10_000;
 export const defaultDispatchSliceMs = 5;
 export const defaultDispatchSliceWatchers = 50;
 export const defaultMinRoundIntervalMs = 50;
+
+/**
+ * Counters over every cacher of this process (upstream's apiserver_terminated_watchers_total,
+ * summed over resources): benchmarks read them to prove no keeping-up watch was closed.
+ */
+export const cacherMetrics = { terminatedWatchers: 0 };
 
 export class Cacher implements Interface {
   private readonly storage: Interface;
@@ -124,7 +148,15 @@ export class Cacher implements Interface {
   private readonly keyFunc: (obj: KubeObject) => string;
   private readonly newFunc: () => KubeObject;
   readonly watchCache: WatchCache;
-  private readonly watcherBufferSize: number;
+  private readonly watcherBufferSize?: number;
+  private readonly indexedTrigger?: string;
+  private readonly clock: DispatchClock;
+  /** How long blocked watchers may be waited for (upstream's dispatchTimeoutBudget). */
+  private readonly budget: TimeBudget;
+  /** Watchers whose buffer overflowed in the last round, not yet unblocked or closed. */
+  private readonly blocked = new Set<CacheWatcher>();
+  /** Set while the next round waits for the blocked watchers. */
+  private waiting?: { startedAt: number; timeoutMs: number; timer: { stop(): void } };
   private readonly bookmarkFrequencyMs: number;
   private readonly blockTimeoutMs: number;
   private readonly watchers = new Set<CacheWatcher>();
@@ -161,8 +193,11 @@ export class Cacher implements Interface {
           ? `${this.prefix}/${o.metadata.namespace}/${o.metadata.name}`
           : `${this.prefix}/${o.metadata.name}`);
     this.newFunc = opts.newFunc ?? (() => ({ metadata: {} }));
-    this.watchCache = new WatchCache(opts.capacity ?? defaultWatchCacheCapacity);
-    this.watcherBufferSize = opts.watcherBufferSize ?? defaultWatcherBufferSize;
+    this.clock = opts.clock ?? realDispatchClock;
+    this.budget = new TimeBudget(() => this.clock.now());
+    this.watchCache = new WatchCache(opts.capacity ?? { now: () => this.clock.now() });
+    this.watcherBufferSize = opts.watcherBufferSize;
+    this.indexedTrigger = opts.indexedTrigger;
     this.bookmarkFrequencyMs = opts.bookmarkFrequencyMs ?? defaultBookmarkFrequencyMs;
     this.blockTimeoutMs = opts.blockTimeoutMs ?? blockTimeoutMs;
     this.dispatchSliceMs = opts.dispatchSliceMs ?? defaultDispatchSliceMs;
@@ -261,7 +296,7 @@ export class Cacher implements Interface {
    * which costs each event at most that long; a quiet resource's events go out at once.
    */
   private scheduleDispatch(): void {
-    if (this.dispatchScheduled || this.stopped) return;
+    if (this.dispatchScheduled || this.stopped || this.waiting) return;
     this.dispatchScheduled = true;
     const run = () => {
       this.dispatchScheduled = false;
@@ -305,7 +340,7 @@ export class Cacher implements Interface {
       const last = Math.min(round.watchers.length, round.next + this.dispatchSliceWatchers);
       while (round.next < last) {
         const w = round.watchers[round.next++];
-        if (!w.addAll(round.events)) this.forceClose(w);
+        if (!w.addAll(round.events)) this.blocked.add(w);
         if (performance.now() >= until) break;
       }
       if (round.next < round.watchers.length) {
@@ -314,8 +349,54 @@ export class Cacher implements Interface {
       }
       this.dispatchedRv = round.events[round.events.length - 1].resourceVersion;
       this.round = undefined;
+      if (this.blocked.size > 0) {
+        this.waitForBlocked();
+        return;
+      }
     }
   }
+
+  // #region budget
+  /**
+   * Some watchers' buffers overflowed: the next round waits for their handlers to take their
+   * events, for as long as the budget holds (upstream blocks on each full channel until a
+   * timer set to `takeAvailable()` fires). With nothing in the budget they are closed at once.
+   */
+  private waitForBlocked(): void {
+    const timeoutMs = this.budget.takeAvailable();
+    if (timeoutMs <= 0) {
+      this.closeBlocked();
+      return;
+    }
+    const startedAt = this.clock.now();
+    this.waiting = {
+      startedAt,
+      timeoutMs,
+      timer: this.clock.afterFunc(timeoutMs, () => this.closeBlocked()),
+    };
+  }
+
+  /** A watcher's handler took its events, or it stopped: no longer blocked. */
+  private unblock(w: CacheWatcher): void {
+    if (!this.blocked.delete(w) || this.blocked.size > 0 || !this.waiting) return;
+    // Every blocked watcher drained in time: what the wait did not use goes back.
+    const { startedAt, timeoutMs, timer } = this.waiting;
+    timer.stop();
+    this.budget.returnUnused(timeoutMs - (this.clock.now() - startedAt));
+    this.waiting = undefined;
+    this.scheduleDispatch();
+  }
+
+  /** The budget ran out: every watcher still blocked is closed, and the rounds go on. */
+  private closeBlocked(): void {
+    this.waiting?.timer.stop();
+    this.waiting = undefined;
+    const still = [...this.blocked];
+    this.blocked.clear();
+    for (const w of still) this.forceClose(w);
+    this.scheduleDispatch();
+  }
+  // #endregion budget
 
   /**
    * A watcher whose buffer is full: its client is not reading. Upstream logs "Forcing watcher
@@ -324,6 +405,7 @@ export class Cacher implements Interface {
    */
   private forceClose(w: CacheWatcher): void {
     this.terminatedWatchers++;
+    cacherMetrics.terminatedWatchers++;
     w.terminate();
   }
 
@@ -342,6 +424,9 @@ export class Cacher implements Interface {
   private terminateAllWatchers(): void {
     this.incoming = [];
     this.round = undefined;
+    this.waiting?.timer.stop();
+    this.waiting = undefined;
+    this.blocked.clear();
     for (const w of [...this.watchers]) w.terminate();
   }
   // #endregion dispatch
@@ -365,17 +450,27 @@ export class Cacher implements Interface {
     // No await between taking the initial events and joining `watchers`: no event can slip
     // between the two.
     const startRv = requested === 0 ? this.watchCache.resourceVersion : requested;
+    // Upstream's rule, from the ring's size when the watch starts.
+    const triggerUsed =
+      this.indexedTrigger !== undefined && opts.predicate.matcherValue?.(this.indexedTrigger) !== undefined;
+    const bufferSize =
+      this.watcherBufferSize ??
+      suggestedWatchChannelSize(this.watchCache.capacity, this.indexedTrigger !== undefined, triggerUsed);
     const w = new CacheWatcher({
       key,
       recursive: opts.recursive,
       predicate: opts.predicate,
       startRv,
-      bufferSize: this.watcherBufferSize,
+      bufferSize,
       allowBookmarks: !!opts.allowWatchBookmarks,
       bookmarkFrequencyMs: this.bookmarkFrequencyMs,
       deadline: opts.deadline,
       newFunc: this.newFunc,
-      onStop: (self) => this.watchers.delete(self),
+      onStop: (self) => {
+        this.watchers.delete(self);
+        this.unblock(self);
+      },
+      onTaken: (self) => this.unblock(self),
     });
     w.setInitial(initial);
     this.watchers.add(w);

@@ -162,6 +162,9 @@ export function transform(
   if (kv.createRevision === kv.modRevision) {
     return test(cur) ? { type: "ADDED", object: cur } : undefined;
   }
+  // A watch of everything (the cacher's own) needs no previous object: decoding it would only
+  // be thrown away — a second JSON.parse per update on the write path's thread.
+  if (pred.empty) return { type: "MODIFIED", object: cur };
   // Not a creation, but etcd could not give the old value (compacted): judge by the new one.
   // (Upstream sends an ERROR event here instead.)
   if (!prevKv) return test(cur) ? { type: "MODIFIED", object: cur } : undefined;

@@ -145,6 +145,9 @@ export async function newStorageBackend(cfg: StorageBackendConfig = {}): Promise
           keyFunc: opts.keyFunc,
           newFunc: opts.newFunc,
           capacity: cfg.watchCacheCapacity,
+          // Upstream indexes pods by spec.nodeName (pod.NodeNameTriggerFunc); the index decides
+          // the watchers' buffer sizes (suggestedWatchChannelSize).
+          indexedTrigger: clean === "/registry/pods" ? "spec.nodeName" : undefined,
           watcherBufferSize: cfg.watcherBufferSize,
           bookmarkFrequencyMs: cfg.bookmarkFrequencyMs,
         });

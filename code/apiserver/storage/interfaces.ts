@@ -29,6 +29,11 @@ export interface SelectionPredicate {
   matches(obj: KubeObject): boolean;
   /** True when the predicate matches everything (lets a store skip the test). */
   readonly empty: boolean;
+  /**
+   * The value a field selector requires of `field` (`spec.nodeName=n1` → "n1"), if it requires
+   * exactly one (upstream's MatcherIndex): the cacher sizes such a watch's buffer by it.
+   */
+  matcherValue?(field: string): string | undefined;
 }
 
 export interface Preconditions {

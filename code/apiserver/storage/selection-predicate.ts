@@ -88,6 +88,9 @@ export function predicateFor(
   const noFields = fields.isEmpty(fieldSelector);
   return {
     empty: noLabels && noFields,
+    matcherValue(field: string): string | undefined {
+      return fieldSelector.requirements.find((r) => r.field === field && r.operator !== "!=")?.value;
+    },
     matches(obj: KubeObject): boolean {
       if (!noLabels && !labels.selectorMatches(labelSelector, obj.metadata.labels ?? {})) return false;
       // Field attributes are computed only when a field selector needs them.

@@ -18,11 +18,18 @@
  *   new one arrives and the ring is full (`startIndex` counts how many were ever dropped);
  * - `resourceVersion` never goes backwards: events and progress bookmarks only raise it.
  *
- * What upstream does differently: the ring grows and shrinks between 100 and 100 × 1024 entries
- * to keep about 75 s of history (eventFreshDuration); the store is a thread-safe indexer with
- * per-field indexes (pods by node); list may be served from a consistent snapshot.
+ * - a busy resource outruns a fixed ring: at 1,000 pod events a second, 100 events are a tenth of
+ *   a second of history, and a watch that drops for longer comes back to a 410 and a relist. As
+ *   upstream, the ring grows (doubles, up to 100 × 1024) while all it holds is younger than 75 s
+ *   (eventFreshDuration) and shrinks (halves, down to 100) when its newest quarter is older —
+ *   so it keeps about 75 s of history whatever the rate;
+ * - each watcher's buffer is sized from that (suggestedWatchChannelSize): about one second of
+ *   history, 10 to 1,000 events by upstream's rule.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (watchCache, watchCacheEvent, processEvent, getAllEventsSinceLocked, waitUntilFreshAndBlock, Replace, defaultLowerBoundCapacity)
+ * What upstream does differently: the store is a thread-safe indexer with per-field indexes
+ * (pods by node); list may be served from a consistent snapshot.
+ *
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (watchCache, watchCacheEvent, processEvent, resizeCacheLocked, doCacheResizeLocked, suggestedWatchChannelSize, getAllEventsSinceLocked, waitUntilFreshAndBlock, Replace, eventFreshDuration, defaultLowerBoundCapacity, defaultUpperBoundCapacity)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
@@ -30,6 +37,48 @@ import { newTooLargeResourceVersionError, tooOldResourceVersion } from "./errors
 
 /** Upstream's defaultLowerBoundCapacity: the ring's size when history is quiet. */
 export const defaultWatchCacheCapacity = 100;
+/** Upstream's defaultUpperBoundCapacity: the most the ring grows to. */
+export const defaultUpperBoundCapacity = 100 * 1024;
+/** How much history the ring tries to keep (upstream's eventFreshDuration: 75 s). */
+export const eventFreshDurationMs = 75_000;
+
+// #region channel-size
+/** A watcher's buffer bounds (upstream's minWatchChanSize, maxWatchChanSize…). */
+export const minWatchChanSize = 10;
+/** A watch the index serves by its trigger value (a kubelet's `spec.nodeName=n1`). */
+export const maxWatchChanSizeWithIndexAndTrigger = 10;
+/** A watch of an indexed resource without a trigger value (an informer of all pods). */
+export const maxWatchChanSizeWithIndexWithoutTrigger = 1000;
+/** A watch of a resource with no index. */
+export const maxWatchChanSizeWithoutIndex = 100;
+
+/**
+ * suggestedWatchChannelSize: about one second of history — the ring keeps ~75 s, so its capacity
+ * over 75 — at least 10, and at most 10, 1,000 or 100 events as above.
+ */
+export function suggestedWatchChannelSize(
+  capacity: number,
+  indexExists: boolean,
+  triggerUsed: boolean,
+): number {
+  const size = Math.max(minWatchChanSize, Math.ceil(capacity / (eventFreshDurationMs / 1000)));
+  const max = !indexExists
+    ? maxWatchChanSizeWithoutIndex
+    : triggerUsed
+      ? maxWatchChanSizeWithIndexAndTrigger
+      : maxWatchChanSizeWithIndexWithoutTrigger;
+  return Math.min(size, max);
+}
+// #endregion channel-size
+
+export interface WatchCacheOptions {
+  /** The ring's smallest size (default 100). */
+  lowerBoundCapacity?: number;
+  /** The ring's largest size (default 100 × 1024); equal to the lower bound, a fixed ring. */
+  upperBoundCapacity?: number;
+  /** Wall time in ms, to date each event (injected in tests). */
+  now?: () => number;
+}
 
 /** How long a read waits for the cache to reach the resourceVersion it asked for (upstream: 3 s). */
 export const blockTimeoutMs = 3000;
@@ -46,12 +95,18 @@ export interface WatchCacheEvent {
   /** The object before this change; absent for ADDED. */
   prevObject?: KubeObject;
   resourceVersion: number;
+  /** When the cache took it in (ms, the cache's clock): what the ring's resizing looks at. */
+  recordTime?: number;
 }
 // #endregion watch-cache-event
 
 export class WatchCache {
-  readonly capacity: number;
-  private readonly ring: (WatchCacheEvent | undefined)[];
+  /** The ring's current size, between the lower and upper bounds. */
+  capacity: number;
+  private readonly lowerBound: number;
+  private readonly upperBound: number;
+  private readonly now: () => number;
+  private ring: (WatchCacheEvent | undefined)[];
   /** Events ever dropped from the ring; the oldest kept is at startIndex % capacity. */
   private startIndex = 0;
   /** Events ever added; the next goes at endIndex % capacity. */
@@ -63,8 +118,13 @@ export class WatchCache {
   private listResourceVersion = 0;
   private waiters: { rv: number; resolve: () => void }[] = [];
 
-  constructor(capacity = defaultWatchCacheCapacity) {
-    this.capacity = Math.max(1, capacity);
+  /** A number is a fixed ring of that size; options give the bounds it moves between. */
+  constructor(opts: number | WatchCacheOptions = {}) {
+    const o = typeof opts === "number" ? { lowerBoundCapacity: opts, upperBoundCapacity: opts } : opts;
+    this.lowerBound = Math.max(1, o.lowerBoundCapacity ?? defaultWatchCacheCapacity);
+    this.upperBound = Math.max(this.lowerBound, o.upperBoundCapacity ?? defaultUpperBoundCapacity);
+    this.now = o.now ?? Date.now;
+    this.capacity = this.lowerBound;
     this.ring = new Array(this.capacity);
   }
 
@@ -85,10 +145,12 @@ export class WatchCache {
   /** processEvent: apply one change to the store and remember it in the ring. */
   processEvent(type: WatchCacheEvent["type"], key: string, object: KubeObject, rv: number): WatchCacheEvent {
     const prevObject = this.store.get(key);
-    const event: WatchCacheEvent = { type, key, object, resourceVersion: rv };
+    const recordTime = this.now();
+    const event: WatchCacheEvent = { type, key, object, resourceVersion: rv, recordTime };
     if (prevObject) event.prevObject = prevObject;
     if (type === "DELETED") this.store.delete(key);
     else this.store.set(key, object);
+    this.resize(recordTime);
     if (this.endIndex - this.startIndex === this.capacity) {
       // Full: the oldest event is forgotten; a watch from before it can no longer be served.
       this.ring[this.startIndex % this.capacity] = undefined;
@@ -99,6 +161,39 @@ export class WatchCache {
     this.setResourceVersion(rv);
     return event;
   }
+
+  // #region resize
+  /**
+   * resizeCacheLocked, before an event goes in: a full ring whose oldest event is younger than
+   * 75 s doubles (it is losing history a watcher may need); a full ring whose newest quarter
+   * began more than 75 s ago halves (it holds more history than anyone needs).
+   */
+  private resize(now: number): void {
+    if (this.endIndex - this.startIndex !== this.capacity) return;
+    const oldest = this.ring[this.startIndex % this.capacity] as WatchCacheEvent;
+    if (now - (oldest.recordTime ?? now) < eventFreshDurationMs) {
+      const bigger = Math.min(this.capacity * 2, this.upperBound);
+      if (bigger > this.capacity) this.resizeTo(bigger);
+      return;
+    }
+    const quarter = this.ring[
+      (this.endIndex - Math.floor(this.capacity / 4)) % this.capacity
+    ] as WatchCacheEvent;
+    if (now - (quarter.recordTime ?? now) > eventFreshDurationMs) {
+      const smaller = Math.max(Math.floor(this.capacity / 2), this.lowerBound);
+      if (smaller < this.capacity) this.resizeTo(smaller);
+    }
+  }
+
+  /** doCacheResizeLocked: the newest events move to a ring of the new size (the oldest drop if it shrinks). */
+  private resizeTo(capacity: number): void {
+    const ring = new Array<WatchCacheEvent | undefined>(capacity);
+    if (capacity < this.capacity) this.startIndex = this.endIndex - capacity;
+    for (let i = this.startIndex; i < this.endIndex; i++) ring[i % capacity] = this.ring[i % this.capacity];
+    this.ring = ring;
+    this.capacity = capacity;
+  }
+  // #endregion resize
 
   /** A progress bookmark from etcd: everything up to `rv` has been seen. */
   setResourceVersion(rv: number): void {
