@@ -19,23 +19,9 @@ import { plainKubectlEnv, runKubectl } from "../../apiserver/testing/kubectl-env
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { newListWatchFromClient } from "../../client/tools/cache/listwatch.ts";
 import { newSharedIndexInformer } from "../../client/tools/cache/shared-informer.ts";
+import { waitFor } from "../../testing/wait-for.ts";
 import { isPodReady } from "../active-pods.ts";
 import { type RunningControllerManager, startControllerManager } from "../controller-manager.ts";
-
-async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const deploymentJSON = (name: string, spec: Record<string, unknown>) =>
   JSON.stringify({

@@ -5,31 +5,18 @@
  * (a ConfigMap owning a ConfigMap), the owner checked by UID.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../scripts/external-tools.ts";
 import type { Pod } from "../../api/core.ts";
 import { type APIServer, startAPIServer } from "../../apiserver/server.ts";
+import { plainKubectlEnv } from "../../apiserver/testing/kubectl-env.ts";
 import { isNotFound } from "../../client/errors.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
+import { waitFor } from "../../testing/wait-for.ts";
 import { type RunningControllerManager, startControllerManager } from "../controller-manager.ts";
-
-async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 20000;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const replicaSetJSON = (name: string, replicas: number, podFinalizers?: string[]) =>
   JSON.stringify({
@@ -57,24 +44,7 @@ describeWithTools("the garbage collector driven by kubectl", ["kubectl"], () => 
   beforeAll(async () => {
     server = await startAPIServer({ insecurePort: 0 });
     dir = await mkdtemp(join(tmpdir(), "gc-kubectl-"));
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      `apiVersion: v1
-kind: Config
-clusters:
-- cluster: {server: "${server.url}"}
-  name: mini
-contexts:
-- context: {cluster: mini, user: me, namespace: default}
-  name: mini
-current-context: mini
-users:
-- name: me
-  user: {}
-`,
-    );
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    env = await plainKubectlEnv(dir, server.url);
     client = newForConfig({ host: server.url, qps: -1 });
     manager = await startControllerManager({
       client,

@@ -5,7 +5,7 @@
  * creates more pods than `replicas`, counted at the API server.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import type { ReplicaSet } from "../../api/apps.ts";
 import type { Pod } from "../../api/core.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import { type APIServer, startAPIServer } from "../../apiserver/server.ts";
+import { plainKubectlEnv } from "../../apiserver/testing/kubectl-env.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import {
   type ListerWatcher,
@@ -24,6 +25,7 @@ import {
   newSharedIndexInformer,
   type SharedIndexInformer,
 } from "../../client/tools/cache/shared-informer.ts";
+import { waitFor } from "../../testing/wait-for.ts";
 import { newEventRecorder } from "../event-recorder.ts";
 import { type PodControlInterface, RealPodControl } from "../pod-control.ts";
 import { newReplicaSetController, type ReplicaSetController } from "./replica-set.ts";
@@ -57,24 +59,7 @@ async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
     },
   });
   const dir = await mkdtemp(join(tmpdir(), "rsctl-test-"));
-  const kubeconfig = join(dir, "kubeconfig");
-  await writeFile(
-    kubeconfig,
-    `apiVersion: v1
-kind: Config
-clusters:
-- cluster: {server: "${server.url}"}
-  name: mini
-contexts:
-- context: {cluster: mini, user: me, namespace: default}
-  name: mini
-current-context: mini
-users:
-- name: me
-  user: {}
-`,
-  );
-  const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+  const env = await plainKubectlEnv(dir, server.url);
   const client = newForConfig({ host: server.url, qps: -1 });
   const podInformer = newSharedIndexInformer(
     wrapPods(newListWatchFromClient(client.coreV1.restClient, "pods", "")),
@@ -120,21 +105,6 @@ function kubectl(c: Cluster, args: string[], stdin?: string): Promise<string> {
     });
     if (stdin !== undefined) child.stdin?.end(stdin);
   });
-}
-
-async function waitFor<T>(what: string, f: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 20000;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await f();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const replicaSetJSON = (name: string, replicas: number, extra: Record<string, unknown> = {}) =>
