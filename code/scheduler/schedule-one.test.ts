@@ -109,6 +109,48 @@ describe("the scheduling cycle", () => {
     expect(fitErrorMessage(3, p)).toBe("0/3 nodes are available: node(s) didn't satisfy plugin X.");
   });
 
+  it("a PreFilter rejection gives every node its status and its message alone", async () => {
+    const gate = {
+      name: () => "Gate",
+      preFilter: (): [undefined, Status] => [
+        undefined,
+        newStatus(Code.UnschedulableAndUnresolvable, "waiting for claim"),
+      ],
+    };
+    const profile = defaultProfile();
+    profile.plugins.preFilter = { enabled: [{ name: "Gate" }] };
+    const sim = newSim({
+      nodes: [makeNode("a"), makeNode("b")],
+      profile,
+      registry: new Map([["Gate", () => gate]]),
+    });
+    sim.add(makePod("p"));
+    await sim.drain();
+    expect(sim.events.map((e) => e.message)).toEqual(["0/2 nodes are available: waiting for claim."]);
+    const queued = sim.queue.unschedulablePods.get(makePod("p"));
+    expect([...(queued?.unschedulablePlugins ?? [])]).toEqual(["Gate"]);
+  });
+
+  it("a PreFilterResult narrows the search to its nodes", async () => {
+    const only = {
+      name: () => "Only",
+      preFilter: (): [{ nodeNames: Set<string> }, undefined] => [
+        { nodeNames: new Set(["c", "gone"]) },
+        undefined,
+      ],
+    };
+    const profile = defaultProfile();
+    profile.plugins.preFilter = { enabled: [{ name: "Only" }] };
+    const sim = newSim({
+      nodes: [makeNode("a"), makeNode("b"), makeNode("c")],
+      profile,
+      registry: new Map([["Only", () => only]]),
+    });
+    sim.add(makePod("p"));
+    await sim.drain();
+    expect(sim.bound.map((b) => b.node)).toEqual(["c"]);
+  });
+
   it("starts each search where the last stopped and stops at numFeasibleNodesToFind", () => {
     const sim = newSim({
       nodes: Array.from({ length: 200 }, (_, i) => makeNode(`n${String(i).padStart(3, "0")}`)),

@@ -123,12 +123,11 @@ export class Scheduler implements SearchState {
       this.queue.done(uid);
       return true;
     }
-    if (this.skipPodSchedule(fwk, pod)) {
+    if (this.skipPodSchedule(pod)) {
       this.queue.done(uid);
       return true;
     }
     const state = new CycleState();
-    const start = this.clock.now();
     const [result, assumedPodInfo, status, ni] = this.schedulingCycle(state, fwk, podInfo);
     if (!isSuccess(status) && !isWait(status)) {
       this.handleSchedulingFailure(fwk, assumedPodInfo, status!, ni, pod);
@@ -144,18 +143,16 @@ export class Scheduler implements SearchState {
     })();
     this.bindings.add(binding);
     void binding.finally(() => this.bindings.delete(binding));
-    void start;
     return true;
   }
 
-  private skipPodSchedule(fwk: Framework, pod: Pod): boolean {
+  private skipPodSchedule(pod: Pod): boolean {
     if (pod.metadata.deletionTimestamp) {
       const msg = `skip schedule deleting pod: ${pod.metadata.namespace}/${pod.metadata.name}`;
       this.o.recorder?.eventf(pod, "Warning", "FailedScheduling", "Scheduling", msg);
       return true;
     }
     // Assumed already: an update re-queued it during its previous cycle.
-    void fwk;
     return this.cache.isAssumedPod(pod);
   }
   // #endregion schedule-one
@@ -275,13 +272,12 @@ export class Scheduler implements SearchState {
 
   // #region failure
   handleSchedulingFailure(
-    fwk: Framework,
+    _fwk: Framework,
     podInfo: QueuedPodInfo,
     status: Status,
     ni: NominatingInfo | undefined,
     original: Pod,
   ): void {
-    void fwk;
     const reason = isRejected(status) ? "Unschedulable" : "SchedulerError";
     const err = asError(status);
     const errMsg = status.message();

@@ -40,7 +40,12 @@ class Fake implements Plugin {
   scoreExtensions() {
     const f = this.o.normalize;
     return f
-      ? { normalizeScore: (_s: CycleState, _p: Pod, sc: NodeScore[]) => (f(sc), undefined) }
+      ? {
+          normalizeScore: (_s: CycleState, _p: Pod, sc: NodeScore[]) => {
+            f(sc);
+            return undefined;
+          },
+        }
       : undefined;
   }
   reserve() {
