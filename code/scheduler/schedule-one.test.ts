@@ -3,9 +3,16 @@
 import { describe, expect, it } from "vitest";
 import type { Taint } from "../api/core.ts";
 import { mulberry32 } from "../testing/random.ts";
-import { findNodesThatFitPod, numFeasibleNodesToFind, type SearchState, selectHost } from "./find-nodes.ts";
+import {
+  findNodesThatFitPod,
+  numFeasibleNodesToFind,
+  prioritizeNodes,
+  type SearchState,
+  selectHost,
+} from "./find-nodes.ts";
 import { CycleState } from "./framework/cycle-state.ts";
 import { Diagnosis, fitErrorMessage } from "./framework/diagnosis.ts";
+import { NominatingMode } from "./framework/interface.ts";
 import { Code, newStatus, type Status } from "./framework/status.ts";
 import { defaultProfile } from "./plugins/registry.ts";
 import { newSim } from "./testing/sim.ts";
@@ -107,6 +114,53 @@ describe("the scheduling cycle", () => {
     p.preFilterMsg = "node(s) didn't satisfy plugin X";
     p.nodeToStatus.set("a", newStatus(Code.Unschedulable, "ignored"));
     expect(fitErrorMessage(3, p)).toBe("0/3 nodes are available: node(s) didn't satisfy plugin X.");
+  });
+
+  it("the default profile's weights: TaintToleration ×3, the resource scores ×1", async () => {
+    const soft = tainted("a", { key: "spot", effect: "PreferNoSchedule" });
+    const sim = newSim({ nodes: [soft, makeNode("b")] });
+    sim.cache.addPod(makePod("busy-b", { nodeName: "b", requests: [{ cpu: "2", memory: "4Gi" }] }));
+    sim.cache.updateSnapshot(sim.sched.snapshot);
+    const pod = makePod("p", { requests: [{ cpu: "1", memory: "1Gi" }] });
+    const state = new CycleState();
+    sim.fwk.runPreFilterPlugins(state, pod);
+    const scores = prioritizeNodes(sim.fwk, state, pod, sim.sched.snapshot.list());
+    if (scores instanceof Error) throw scores;
+    const byNode = Object.fromEntries(
+      scores.map((s) => [s.name, s.scores.map((x) => `${x.name}=${x.score}`)]),
+    );
+    // a: taint raw 1 → reversed 0 (×3 = 0); least (75 + 87) / 2 = 81; balanced 100 − |0.25 − 0.125|/2·100 = 93
+    // b: taint raw 0 → 100 ×3 = 300; least (25 + 37) / 2 = 31; balanced 100 − |0.75 − 0.625|/2·100 = 93
+    expect(byNode).toEqual({
+      a: ["TaintToleration=0", "NodeResourcesFit=81", "NodeResourcesBalancedAllocation=93"],
+      b: ["TaintToleration=300", "NodeResourcesFit=31", "NodeResourcesBalancedAllocation=93"],
+    });
+    expect(scores.map((s) => s.totalScore)).toEqual([174, 424]);
+  });
+
+  it("PostFilter runs when no node fits; its message and nomination reach the failure", async () => {
+    const preempt = {
+      name: () => "Preempt",
+      postFilter: () => [
+        { nominatingInfo: { nominatedNodeName: "a", nominatingMode: NominatingMode.ModeOverride } },
+        newStatus(Code.Unschedulable, "preemption: 0/1 nodes are available: 1 No preemption victims found."),
+      ],
+    };
+    const profile = defaultProfile();
+    profile.plugins.postFilter = { enabled: [{ name: "Preempt" }] };
+    const sim = newSim({
+      nodes: [makeNode("a", { allocatable: { cpu: "1", memory: "1Gi", pods: "10" } })],
+      profile,
+      registry: new Map([["Preempt", () => preempt]]),
+    });
+    sim.add(makePod("p", { requests: [{ cpu: "2" }] }));
+    await sim.drain();
+    // The doubled "..": preemption's own message ends with the FitError's "."; FitError adds
+    // another after it — exactly what upstream 1.32's events show.
+    expect(sim.events.map((e) => e.message)).toEqual([
+      "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found..",
+    ]);
+    expect(sim.queue.nominatedPodsForNode("a").map((pi) => pi.pod.metadata.name)).toEqual(["p"]);
   });
 
   it("a PreFilter rejection gives every node its status and its message alone", async () => {
