@@ -1,0 +1,478 @@
+/**
+ * Framework — one scheduling profile: its plugins sorted into extension points from a
+ * configuration, and the Run…Plugins functions the scheduling and binding cycles call.
+ *
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (frameworkImpl, NewFramework, RunPreFilterPlugins, RunFilterPlugins, RunPostFilterPlugins, RunPreScorePlugins, RunScorePlugins, RunReservePluginsReserve, RunReservePluginsUnreserve, RunPermitPlugins, WaitOnPermit, RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins, maxTimeout)
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/registry.go (Registry, PluginFactory)
+ * @chapter 05-scheduler
+ *
+ * Solves: every policy of the scheduler is a plugin; the runtime's job is the order and the
+ * rules between them — who may skip, whose rejection stops the chain, how scores from plugins
+ * with different scales become one number per node, how a pod waits at Permit.
+ *
+ * Invariants:
+ * - a plugin sits at every extension point it implements that the profile enables, in the
+ *   configured order; a plugin object is built once per profile and shared by its points.
+ * - Filter, Reserve, Permit and PreBind stop at the first non-success; an unexpected code
+ *   becomes Error with "running … plugin" context; a rejection keeps its code and gets the
+ *   plugin's name.
+ * - a Score plugin's normalized scores lie in [0, 100] or the cycle fails; the total is
+ *   Σ score × weight, weight ≥ 1.
+ * - Unreserve runs in reverse order of Reserve, for every Reserve plugin (even those after the
+ *   failing one: Unreserve must be idempotent).
+ * - a Permit wait is capped at 15 minutes; a pod waits on the injected clock.
+ */
+import type { Pod } from "../../../api/core.ts";
+import { type Clock, realClock } from "../../../client/util/clock.ts";
+import type { Snapshot } from "../../backend/cache/snapshot.ts";
+import type { CycleState } from "../cycle-state.ts";
+import type { NodeToStatus } from "../diagnosis.ts";
+import {
+  type BindPlugin,
+  type FilterPlugin,
+  MaxNodeScore,
+  MinNodeScore,
+  mergePreFilterResults,
+  type NodePluginScores,
+  type NodeScore,
+  type PermitPlugin,
+  type Plugin,
+  type PostBindPlugin,
+  type PostFilterPlugin,
+  type PostFilterResult,
+  type PreBindPlugin,
+  type PreEnqueuePlugin,
+  type PreFilterPlugin,
+  type PreFilterResult,
+  type PreScorePlugin,
+  type QueueSortPlugin,
+  type ReservePlugin,
+  type ScorePlugin,
+} from "../interface.ts";
+import type { NodeInfo } from "../node-info.ts";
+import {
+  asError,
+  asStatus,
+  Code,
+  isRejected,
+  isSkip,
+  isSuccess,
+  isWait,
+  newStatus,
+  type Status,
+} from "../status.ts";
+import { WaitingPod, WaitingPodsMap } from "./waiting-pods-map.ts";
+
+/** maxTimeout: the longest a Permit plugin may make a pod wait. */
+export const maxPermitTimeout = 15 * 60_000;
+
+// #region config
+export const extensionPoints = [
+  "preEnqueue",
+  "queueSort",
+  "preFilter",
+  "filter",
+  "postFilter",
+  "preScore",
+  "score",
+  "reserve",
+  "permit",
+  "preBind",
+  "bind",
+  "postBind",
+] as const;
+export type ExtensionPoint = (typeof extensionPoints)[number];
+
+/** The method that tells whether a plugin implements an extension point. */
+const hookOf: Record<ExtensionPoint, string> = {
+  preEnqueue: "preEnqueue",
+  queueSort: "less",
+  preFilter: "preFilter",
+  filter: "filter",
+  postFilter: "postFilter",
+  preScore: "preScore",
+  score: "score",
+  reserve: "reserve",
+  permit: "permit",
+  preBind: "preBind",
+  bind: "bind",
+  postBind: "postBind",
+};
+
+export interface PluginRef {
+  name: string;
+  weight?: number;
+}
+
+export interface PluginSet {
+  enabled?: PluginRef[];
+  /** `{ name: "*" }` disables every multiPoint plugin at this point. */
+  disabled?: { name: string }[];
+}
+
+/** A profile as KubeSchedulerConfiguration's `profiles[]` entry says it. */
+export interface ProfileConfig {
+  schedulerName: string;
+  plugins: Partial<Record<ExtensionPoint | "multiPoint", PluginSet>>;
+  pluginConfig?: { name: string; args: unknown }[];
+  /** 0 or absent: the adaptive default. */
+  percentageOfNodesToScore?: number;
+}
+
+/** Handle: what a plugin may use of its framework (its snapshot, the waiting pods, the clock). */
+export interface Handle {
+  snapshotSharedLister(): Snapshot;
+  getWaitingPod(uid: string): WaitingPod | undefined;
+  iterateOverWaitingPods(fn: (wp: WaitingPod) => void): void;
+  rejectWaitingPod(uid: string): boolean;
+  clock: Clock;
+}
+
+export type PluginFactory = (args: unknown, handle: Handle) => Plugin;
+export type Registry = Map<string, PluginFactory>;
+// #endregion config
+
+export interface FrameworkOptions {
+  snapshot: Snapshot;
+  clock?: Clock;
+}
+
+export class Framework implements Handle {
+  readonly profileName: string;
+  readonly clock: Clock;
+  readonly percentageOfNodesToScore: number;
+  private readonly snapshot: Snapshot;
+  private readonly waitingPods = new WaitingPodsMap();
+  readonly scorePluginWeight = new Map<string, number>();
+  preEnqueuePlugins: PreEnqueuePlugin[] = [];
+  queueSortPlugins: QueueSortPlugin[] = [];
+  preFilterPlugins: PreFilterPlugin[] = [];
+  filterPlugins: FilterPlugin[] = [];
+  postFilterPlugins: PostFilterPlugin[] = [];
+  preScorePlugins: PreScorePlugin[] = [];
+  scorePlugins: ScorePlugin[] = [];
+  reservePlugins: ReservePlugin[] = [];
+  permitPlugins: PermitPlugin[] = [];
+  preBindPlugins: PreBindPlugin[] = [];
+  bindPlugins: BindPlugin[] = [];
+  postBindPlugins: PostBindPlugin[] = [];
+  /** Every plugin of the profile by name (for EnqueueExtensions and tests). */
+  readonly plugins = new Map<string, Plugin>();
+
+  // #region new-framework
+  constructor(registry: Registry, profile: ProfileConfig, opts: FrameworkOptions) {
+    this.profileName = profile.schedulerName;
+    this.snapshot = opts.snapshot;
+    this.clock = opts.clock ?? realClock;
+    this.percentageOfNodesToScore = profile.percentageOfNodesToScore ?? 0;
+    const args = new Map((profile.pluginConfig ?? []).map((pc) => [pc.name, pc.args]));
+    const build = (name: string): Plugin => {
+      let p = this.plugins.get(name);
+      if (p) return p;
+      const factory = registry.get(name);
+      if (!factory) throw new Error(`plugin "${name}" does not exist`);
+      p = factory(args.get(name), this);
+      this.plugins.set(name, p);
+      return p;
+    };
+    const multi = profile.plugins.multiPoint?.enabled ?? [];
+    for (const ep of extensionPoints) {
+      const set = profile.plugins[ep] ?? {};
+      const disabled = new Set((set.disabled ?? []).map((d) => d.name));
+      const refs: PluginRef[] = [...(set.enabled ?? [])];
+      // Explicitly enabled plugins come first; multiPoint fills in the rest that implement `ep`.
+      for (const ref of multi) {
+        if (disabled.has("*") || disabled.has(ref.name) || refs.some((r) => r.name === ref.name)) continue;
+        if (typeof (build(ref.name) as unknown as Record<string, unknown>)[hookOf[ep]] === "function")
+          refs.push(ref);
+      }
+      const list = this.listFor(ep);
+      for (const ref of refs) {
+        const p = build(ref.name);
+        if (typeof (p as unknown as Record<string, unknown>)[hookOf[ep]] !== "function") {
+          throw new Error(`plugin "${ref.name}" does not extend ${ep} plugin`);
+        }
+        list.push(p);
+        if (ep === "score") this.scorePluginWeight.set(ref.name, ref.weight || 1);
+      }
+    }
+    if (this.queueSortPlugins.length !== 1) {
+      throw new Error(`one queue sort plugin required for profile with scheduler name "${this.profileName}"`);
+    }
+    if (this.bindPlugins.length === 0) {
+      throw new Error(
+        `at least one bind plugin is needed for profile with scheduler name "${this.profileName}"`,
+      );
+    }
+  }
+
+  private listFor(ep: ExtensionPoint): Plugin[] {
+    return (this as unknown as Record<string, Plugin[]>)[`${ep}Plugins`];
+  }
+  // #endregion new-framework
+
+  // #region handle
+  snapshotSharedLister(): Snapshot {
+    return this.snapshot;
+  }
+  getWaitingPod(uid: string): WaitingPod | undefined {
+    return this.waitingPods.get(uid);
+  }
+  iterateOverWaitingPods(fn: (wp: WaitingPod) => void): void {
+    this.waitingPods.iterate(fn);
+  }
+  rejectWaitingPod(uid: string): boolean {
+    const wp = this.waitingPods.get(uid);
+    if (!wp) return false;
+    wp.reject("", "removed");
+    return true;
+  }
+  /** The plugins that can reject a pod: their EnqueueExtensions decide when it is retried. */
+  enqueuePlugins(): Plugin[] {
+    const lists: Plugin[][] = [
+      this.preEnqueuePlugins,
+      this.preFilterPlugins,
+      this.filterPlugins,
+      this.reservePlugins,
+      this.permitPlugins,
+    ];
+    return [...new Set(lists.flat())];
+  }
+  hasFilterPlugins = () => this.filterPlugins.length > 0;
+  hasPostFilterPlugins = () => this.postFilterPlugins.length > 0;
+  hasScorePlugins = () => this.scorePlugins.length > 0;
+  // #endregion handle
+
+  // #region filter
+  /**
+   * RunPreFilterPlugins: the merged result, the status, and the plugins that narrowed the nodes.
+   * Unresolvable stops at once (preemption cannot help); Unschedulable lets the rest run, since
+   * preemption will need their state.
+   */
+  runPreFilterPlugins(
+    state: CycleState,
+    pod: Pod,
+  ): [PreFilterResult | undefined, Status | undefined, Set<string>] {
+    let result: PreFilterResult | undefined;
+    let returnStatus: Status | undefined;
+    const pluginsWithNodes: string[] = [];
+    for (const pl of this.preFilterPlugins) {
+      const [r, s] = pl.preFilter(state, pod);
+      if (isSkip(s)) {
+        state.skipFilterPlugins.add(pl.name());
+        continue;
+      }
+      if (s && !isSuccess(s)) {
+        s.withPlugin(pl.name());
+        if (s.code === Code.UnschedulableAndUnresolvable) return [undefined, s, new Set()];
+        if (s.code === Code.Unschedulable) {
+          returnStatus = s;
+          continue;
+        }
+        return [
+          undefined,
+          errorStatus(`running PreFilter plugin "${pl.name()}"`, s).withPlugin(pl.name()),
+          new Set(),
+        ];
+      }
+      if (r?.nodeNames) pluginsWithNodes.push(pl.name());
+      result = mergePreFilterResults(result, r);
+      if (result?.nodeNames?.size === 0) {
+        const msg =
+          pluginsWithNodes.length === 1
+            ? `node(s) didn't satisfy plugin ${pluginsWithNodes[0]}`
+            : `node(s) didn't satisfy plugin(s) [${pluginsWithNodes.join(" ")}] simultaneously`;
+        return [result, newStatus(Code.UnschedulableAndUnresolvable, msg), new Set(pluginsWithNodes)];
+      }
+    }
+    return [result, returnStatus, new Set()];
+  }
+
+  /** RunFilterPlugins: the first plugin that does not pass decides; skipped plugins do not run. */
+  runFilterPlugins(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
+    for (const pl of this.filterPlugins) {
+      if (state.skipFilterPlugins.has(pl.name())) continue;
+      const s = pl.filter(state, pod, nodeInfo);
+      if (isSuccess(s)) continue;
+      if (!isRejected(s)) return errorStatus(`running "${pl.name()}" filter plugin`, s).withPlugin(pl.name());
+      return s!.withPlugin(pl.name());
+    }
+    return undefined;
+  }
+
+  /**
+   * RunFilterPluginsWithNominatedPods — seam: upstream runs Filter twice when higher-priority
+   * pods are nominated to the node (once with them added via PreFilterExtensions.AddPod).
+   * No plugin here has PreFilterExtensions yet, so this is RunFilterPlugins.
+   */
+  runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
+    return this.runFilterPlugins(state, pod, nodeInfo);
+  }
+
+  /** RunPostFilterPlugins: the first success wins; otherwise every rejection's reasons. */
+  runPostFilterPlugins(
+    state: CycleState,
+    pod: Pod,
+    m: NodeToStatus,
+  ): [PostFilterResult | undefined, Status | undefined] {
+    let result: PostFilterResult | undefined;
+    const reasons: string[] = [];
+    let rejector = "";
+    for (const pl of this.postFilterPlugins) {
+      const [r, s] = pl.postFilter(state, pod, m);
+      if (isSuccess(s)) return [r, s];
+      if (s!.code === Code.UnschedulableAndUnresolvable) return [r, s!.withPlugin(pl.name())];
+      if (!isRejected(s)) return [undefined, errorStatus(`running PostFilter plugin "${pl.name()}"`, s)];
+      if (r?.nominatingInfo) result = r;
+      reasons.push(...s!.reasons());
+      if (!rejector) rejector = pl.name();
+    }
+    return [result, newStatus(Code.Unschedulable, ...reasons).withPlugin(rejector)];
+  }
+  // #endregion filter
+
+  // #region score
+  runPreScorePlugins(state: CycleState, pod: Pod, nodes: NodeInfo[]): Status | undefined {
+    for (const pl of this.preScorePlugins) {
+      const s = pl.preScore(state, pod, nodes);
+      if (isSkip(s)) {
+        state.skipScorePlugins.add(pl.name());
+        continue;
+      }
+      if (!isSuccess(s)) return errorStatus(`running PreScore plugin "${pl.name()}"`, s);
+    }
+    return undefined;
+  }
+
+  /**
+   * RunScorePlugins: raw scores per plugin per node, each plugin's NormalizeScore over all
+   * nodes, a range check, then × weight summed per node.
+   */
+  runScorePlugins(state: CycleState, pod: Pod, nodes: NodeInfo[]): [NodePluginScores[], Status | undefined] {
+    const plugins = this.scorePlugins.filter((pl) => !state.skipScorePlugins.has(pl.name()));
+    const result: NodePluginScores[] = nodes.map((n) => ({ name: n.nodeName(), scores: [], totalScore: 0 }));
+    if (plugins.length === 0) return [result, undefined];
+    const perPlugin: NodeScore[][] = plugins.map(() => []);
+    for (const [j, pl] of plugins.entries()) {
+      for (const n of nodes) {
+        const [score, s] = pl.score(state, pod, n);
+        if (!isSuccess(s)) {
+          return [[], errorStatus(`running Score plugins: plugin "${pl.name()}" failed with`, s)];
+        }
+        perPlugin[j].push({ name: n.nodeName(), score });
+      }
+      const ext = pl.scoreExtensions();
+      if (ext) {
+        const s = ext.normalizeScore(state, pod, perPlugin[j]);
+        if (!isSuccess(s)) {
+          return [
+            [],
+            errorStatus(`running Normalize on Score plugins: plugin "${pl.name()}" failed with`, s),
+          ];
+        }
+      }
+    }
+    for (const [j, pl] of plugins.entries()) {
+      const weight = this.scorePluginWeight.get(pl.name()) ?? 1;
+      for (const [i, ns] of perPlugin[j].entries()) {
+        if (ns.score > MaxNodeScore || ns.score < MinNodeScore) {
+          const msg = `applying score defaultWeights on Score plugins: plugin "${pl.name()}" returns an invalid score ${ns.score}, it should in the range of [${MinNodeScore}, ${MaxNodeScore}] after normalizing`;
+          return [[], asStatus(new Error(msg))];
+        }
+        const weighted = ns.score * weight;
+        result[i].scores.push({ name: pl.name(), score: weighted });
+        result[i].totalScore += weighted;
+      }
+    }
+    return [result, undefined];
+  }
+  // #endregion score
+
+  // #region reserve-permit
+  runReservePluginsReserve(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
+    for (const pl of this.reservePlugins) {
+      const s = pl.reserve(state, pod, nodeName);
+      if (isSuccess(s)) continue;
+      if (isRejected(s)) return s!.withPlugin(pl.name());
+      return errorStatus(`running Reserve plugin "${pl.name()}"`, s).withPlugin(pl.name());
+    }
+    return undefined;
+  }
+
+  runReservePluginsUnreserve(state: CycleState, pod: Pod, nodeName: string): void {
+    for (let i = this.reservePlugins.length - 1; i >= 0; i--)
+      this.reservePlugins[i].unreserve(state, pod, nodeName);
+  }
+
+  /** RunPermitPlugins: a rejection stops at once; any Wait makes the pod a WaitingPod. */
+  runPermitPlugins(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
+    const waits = new Map<string, number>();
+    for (const pl of this.permitPlugins) {
+      const [s, timeout] = pl.permit(state, pod, nodeName);
+      if (isSuccess(s)) continue;
+      if (isRejected(s)) return s!.withPlugin(pl.name());
+      if (isWait(s)) {
+        waits.set(pl.name(), Math.min(timeout, maxPermitTimeout));
+        continue;
+      }
+      return errorStatus(`running Permit plugin "${pl.name()}"`, s).withPlugin(pl.name());
+    }
+    if (waits.size === 0) return undefined;
+    this.waitingPods.add(pod.metadata.uid ?? "", new WaitingPod(pod, waits, this.clock));
+    return newStatus(
+      Code.Wait,
+      `one or more plugins asked to wait and no plugin rejected pod "${pod.metadata.name}"`,
+    );
+  }
+
+  /** WaitOnPermit: the binding cycle's first step; no waiting pod means Success. */
+  async waitOnPermit(pod: Pod): Promise<Status | undefined> {
+    const uid = pod.metadata.uid ?? "";
+    const wp = this.waitingPods.get(uid);
+    if (!wp) return undefined;
+    try {
+      const s = await wp.done;
+      if (isSuccess(s) || isRejected(s)) return s;
+      return errorStatus(`error while waiting on permit for pod ${pod.metadata.name}`, s);
+    } finally {
+      this.waitingPods.remove(uid);
+    }
+  }
+  // #endregion reserve-permit
+
+  // #region bind
+  async runPreBindPlugins(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
+    for (const pl of this.preBindPlugins) {
+      const s = await pl.preBind(state, pod, nodeName);
+      if (isSuccess(s)) continue;
+      if (isRejected(s)) return s!.withPlugin(pl.name());
+      return errorStatus(`running PreBind plugin "${pl.name()}"`, s);
+    }
+    return undefined;
+  }
+
+  /** RunBindPlugins: binders in order until one does not Skip; all Skip → Skip. */
+  async runBindPlugins(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
+    let last: Status | undefined = newStatus(Code.Skip);
+    for (const pl of this.bindPlugins) {
+      last = await pl.bind(state, pod, nodeName);
+      if (isSkip(last)) continue;
+      if (isSuccess(last)) return undefined;
+      if (isRejected(last)) return last!.withPlugin(pl.name());
+      return errorStatus(`running Bind plugin "${pl.name()}"`, last);
+    }
+    return last;
+  }
+
+  runPostBindPlugins(state: CycleState, pod: Pod, nodeName: string): void {
+    for (const pl of this.postBindPlugins) pl.postBind(state, pod, nodeName);
+  }
+  // #endregion bind
+}
+
+/** Wraps a status as Error with context, as upstream's fmt.Errorf("…: %w", status.AsError()). */
+function errorStatus(context: string, s: Status | undefined): Status {
+  const cause = asError(s) ?? new Error("unknown");
+  const err = new Error(`${context}: ${cause.message}`, { cause });
+  return asStatus(err)!;
+}

@@ -1,0 +1,60 @@
+/**
+ * In-tree registry and default profile — the plugins this scheduler ships, by upstream's names,
+ * and the default profile's multiPoint list with upstream's default Score weights.
+ *
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/plugins/registry.go (NewInTreeRegistry)
+ * @upstream kubernetes/kubernetes pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins)
+ * @chapter 05-scheduler
+ *
+ * Solves: a profile names plugins as strings (in KubeSchedulerConfiguration); the registry
+ * turns a name into a plugin built with its args and the framework handle.
+ *
+ * Invariants:
+ * - the default list keeps upstream's order (it is the Filter order, and the first failing
+ *   Filter names the reason) and weights: TaintToleration 3, NodeResourcesFit 1,
+ *   NodeResourcesBalancedAllocation 1; plugins not built yet (NodeAffinity, NodePorts,
+ *   PodTopologySpread, InterPodAffinity, ImageLocality, DefaultPreemption, the volume plugins)
+ *   are absent rather than stubbed.
+ */
+import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
+import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
+import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
+import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
+import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
+import { NodeUnschedulable, Name as NodeUnschedulableName } from "./nodeunschedulable/node-unschedulable.ts";
+import { PrioritySort, Name as PrioritySortName } from "./queuesort/priority-sort.ts";
+import { SchedulingGates, Name as SchedulingGatesName } from "./schedulinggates/scheduling-gates.ts";
+import { TaintToleration, Name as TaintTolerationName } from "./tainttoleration/taint-toleration.ts";
+
+export const DefaultSchedulerName = "default-scheduler";
+
+// #region registry
+export function newInTreeRegistry(bindFn: BindFunc): Registry {
+  return new Map<string, PluginFactory>([
+    [SchedulingGatesName, () => new SchedulingGates()],
+    [PrioritySortName, () => new PrioritySort()],
+    [NodeUnschedulableName, () => new NodeUnschedulable()],
+    [NodeNameName, () => new NodeName()],
+    [TaintTolerationName, () => new TaintToleration()],
+    [FitName, (args) => new Fit((args ?? {}) as FitArgs)],
+    [BalancedAllocationName, () => new BalancedAllocation()],
+    [DefaultBinderName, () => new DefaultBinder(bindFn)],
+  ]);
+}
+
+export const defaultMultiPoint: PluginRef[] = [
+  { name: SchedulingGatesName },
+  { name: PrioritySortName },
+  { name: NodeUnschedulableName },
+  { name: NodeNameName },
+  { name: TaintTolerationName, weight: 3 },
+  { name: FitName, weight: 1 },
+  { name: BalancedAllocationName, weight: 1 },
+  { name: DefaultBinderName },
+];
+// #endregion registry
+
+/** The default profile; `multiPoint` weights carry over to Score. */
+export function defaultProfile(schedulerName = DefaultSchedulerName): ProfileConfig {
+  return { schedulerName, plugins: { multiPoint: { enabled: defaultMultiPoint } } };
+}
