@@ -3,35 +3,15 @@
 // informer saw every pod bound, and no watch was closed nor any informer relisted (with a
 // handful of pods no watcher can fall behind, so anything else is a bug, not load).
 // Timing is not checked here (performance is measured by `npm run bench -- bind`).
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runScriptToEnd } from "../../testing/child-process.ts";
 
 const root = fileURLToPath(new URL("../../..", import.meta.url));
 const bench = join(root, "code", "apiserver", "testing", "bind.bench.ts");
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [join(root, "node_modules", "tsx", "dist", "cli.mjs"), bench, ...args],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (c: string) => {
-      stdout += c;
-    });
-    child.stderr.setEncoding("utf8").on("data", (c: string) => {
-      stderr += c;
-    });
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runScriptToEnd(bench, args);
 
 describe("bind benchmark (tiny)", () => {
   it("creates and binds every pod, and the informers see them all bound without a relist", async () => {
