@@ -4,7 +4,7 @@
  * cycle's points (PreFilter, Filter, PostFilter, PreScore, Score + NormalizeScore, Reserve /
  * Unreserve, Permit, PreBind, Bind, PostBind).
  *
- * @upstream kubernetes/kubernetes pkg/scheduler/framework/interface.go (Plugin, PreEnqueuePlugin, QueueSortPlugin, LessFunc, EnqueueExtensions, PodNominator, NominatingInfo, NominatingMode, PreFilterPlugin, PreFilterResult, FilterPlugin, PostFilterPlugin, PostFilterResult, PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin, PostBindPlugin, NodeScore, NodePluginScores, MaxNodeScore)
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/interface.go (Plugin, PreEnqueuePlugin, QueueSortPlugin, LessFunc, EnqueueExtensions, PodNominator, NominatingInfo, NominatingMode, PreFilterPlugin, PreFilterExtensions, PreFilterResult, FilterPlugin, PostFilterPlugin, PostFilterResult, PreScorePlugin, ScorePlugin, ScoreExtensions, ReservePlugin, PermitPlugin, PreBindPlugin, BindPlugin, PostBindPlugin, NodeScore, NodePluginScores, MaxNodeScore)
  * @chapter 05-scheduler
  *
  * Solves: the queue runs plugin code (gates, ordering, hints) but must not depend on the
@@ -91,6 +91,28 @@ export function mergePreFilterResults(a: PreFilterResult | undefined, b: PreFilt
 /** PreFilter: once per cycle, before any Filter; Skip means "my Filter has nothing to check". */
 export interface PreFilterPlugin extends Plugin {
   preFilter(state: CycleState, pod: Pod): [PreFilterResult | undefined, Status | undefined];
+  /** Absent or undefined: the plugin's PreFilter state does not depend on other pods. */
+  preFilterExtensions?(): PreFilterExtensions | undefined;
+}
+
+/**
+ * PreFilterExtensions: update a plugin's PreFilter state as if `podInfo` were added to (or
+ * removed from) `nodeInfo` — how Filter counts nominated pods and how preemption tries
+ * "this node without these victims" without recomputing PreFilter from scratch.
+ */
+export interface PreFilterExtensions {
+  addPod(
+    state: CycleState,
+    podToSchedule: Pod,
+    podInfoToAdd: PodInfo,
+    nodeInfo: NodeInfo,
+  ): Status | undefined;
+  removePod(
+    state: CycleState,
+    podToSchedule: Pod,
+    podInfoToRemove: PodInfo,
+    nodeInfo: NodeInfo,
+  ): Status | undefined;
 }
 
 /** Filter: may the pod run on this node? Called per node, so it must be cheap and pure. */
