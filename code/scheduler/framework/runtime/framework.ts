@@ -23,6 +23,8 @@
  * - a Permit wait is capped at 15 minutes; a pod waits on the injected clock.
  */
 import type { Pod } from "../../../api/core.ts";
+import type { Clientset } from "../../../client/kubernetes/clientset.ts";
+import type { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
 import { type Clock, realClock } from "../../../client/util/clock.ts";
 import type { Snapshot } from "../../backend/cache/snapshot.ts";
 import type { CycleState } from "../cycle-state.ts";
@@ -37,6 +39,7 @@ import {
   type NodeScore,
   type PermitPlugin,
   type Plugin,
+  type PodNominator,
   type PostBindPlugin,
   type PostFilterPlugin,
   type PostFilterResult,
@@ -126,6 +129,12 @@ export interface Handle {
   iterateOverWaitingPods(fn: (wp: WaitingPod) => void): void;
   rejectWaitingPod(uid: string): boolean;
   clock: Clock;
+  /** The binary's API client (preemption deletes victims with it); undefined in a simulation. */
+  clientSet(): Clientset | undefined;
+  /** The binary's informers (listers for Services, PDBs, namespaces…); undefined in a simulation. */
+  sharedInformerFactory(): SharedInformerFactory | undefined;
+  /** Who is nominated to which node: the scheduling queue's nominator. */
+  podNominator(): PodNominator | undefined;
 }
 
 export type PluginFactory = (args: unknown, handle: Handle) => Plugin;
@@ -135,6 +144,9 @@ export type Registry = Map<string, PluginFactory>;
 export interface FrameworkOptions {
   snapshot: Snapshot;
   clock?: Clock;
+  clientSet?: Clientset;
+  informerFactory?: SharedInformerFactory;
+  podNominator?: PodNominator;
 }
 
 export class Framework implements Handle {
@@ -142,6 +154,7 @@ export class Framework implements Handle {
   readonly clock: Clock;
   readonly percentageOfNodesToScore: number;
   private readonly snapshot: Snapshot;
+  private readonly opts: FrameworkOptions;
   private readonly waitingPods = new WaitingPodsMap();
   readonly scorePluginWeight = new Map<string, number>();
   preEnqueuePlugins: PreEnqueuePlugin[] = [];
@@ -163,6 +176,7 @@ export class Framework implements Handle {
   constructor(registry: Registry, profile: ProfileConfig, opts: FrameworkOptions) {
     this.profileName = profile.schedulerName;
     this.snapshot = opts.snapshot;
+    this.opts = opts;
     this.clock = opts.clock ?? realClock;
     this.percentageOfNodesToScore = profile.percentageOfNodesToScore ?? 0;
     const args = new Map((profile.pluginConfig ?? []).map((pc) => [pc.name, pc.args]));
@@ -214,6 +228,15 @@ export class Framework implements Handle {
   // #region handle
   snapshotSharedLister(): Snapshot {
     return this.snapshot;
+  }
+  clientSet(): Clientset | undefined {
+    return this.opts.clientSet;
+  }
+  sharedInformerFactory(): SharedInformerFactory | undefined {
+    return this.opts.informerFactory;
+  }
+  podNominator(): PodNominator | undefined {
+    return this.opts.podNominator;
   }
   getWaitingPod(uid: string): WaitingPod | undefined {
     return this.waitingPods.get(uid);
