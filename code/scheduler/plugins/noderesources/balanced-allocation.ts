@@ -14,7 +14,8 @@
  *   (real requests, not the non-zero defaults);
  * - with two resources std = |f1 − f2| / 2, with more the population standard deviation, with
  *   one 0; score = trunc((1 − std) × 100).
- * - a pod requesting none of the resources is skipped at PreScore (it changes no fraction).
+ * - a pod requesting none of the resources is scored like any other, by the node's own balance
+ *   (v1.32; skipping such pods at PreScore arrived in v1.33 with kubernetes/kubernetes#130260).
  */
 import type { Pod } from "../../../api/core.ts";
 import type { CycleState, StateData } from "../../framework/cycle-state.ts";
@@ -26,7 +27,7 @@ import {
   type ScorePlugin,
 } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
-import { Code, newStatus, type Status } from "../../framework/status.ts";
+import type { Status } from "../../framework/status.ts";
 import { defaultResourceSpec, ResourceAllocationScorer, type ResourceSpec } from "./resource-allocation.ts";
 
 export const BalancedAllocationName = "NodeResourcesBalancedAllocation";
@@ -78,9 +79,7 @@ export class BalancedAllocation implements PreScorePlugin, ScorePlugin {
   }
 
   preScore(state: CycleState, pod: Pod, _nodes: NodeInfo[]): Status | undefined {
-    const podRequests = this.scorer.podRequestList(pod);
-    if (this.scorer.isBestEffortPod(podRequests)) return newStatus(Code.Skip);
-    state.write(preScoreStateKey, new PreScoreState(podRequests));
+    state.write(preScoreStateKey, new PreScoreState(this.scorer.podRequestList(pod)));
     return undefined;
   }
 

@@ -113,7 +113,15 @@ describe("NodeResourcesBalancedAllocation", () => {
     expect(balancedResourceScorer([3, 0], [4, 0])).toBe(100);
   });
 
-  it("skips a pod that requests nothing (real requests, not the defaults)", () => {
-    expect(codeOf(score(new BalancedAllocation(), makePod("p"), node()).pre)).toBe(Code.Skip);
+  it("scores a pod that requests nothing by the node's own balance (v1.32 does not skip it)", () => {
+    // real requests, not the non-zero defaults: cpu 1000 / 4000 = 0.25, memory 2Gi / 8Gi = 0.25
+    // → std 0 → 100; an empty node: both fractions 0 → 100 as well
+    expect(score(new BalancedAllocation(), makePod("p"), node(undefined, existing))).toEqual({
+      pre: undefined,
+      score: 100,
+    });
+    // cpu 3000 / 4000 = 0.75, memory 2Gi / 8Gi = 0.25 → std 0.25 → 75
+    const heavy = makePod("cpu-heavy", { requests: [{ cpu: "3", memory: "2Gi" }] });
+    expect(score(new BalancedAllocation(), makePod("p"), node(undefined, heavy)).score).toBe(75);
   });
 });
