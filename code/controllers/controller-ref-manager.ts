@@ -1,7 +1,8 @@
 /**
- * PodControllerRefManager — decides, pod by pod, which pods a controller owns right now: it keeps
- * its own pods that still match, adopts orphans that match, and releases its pods that no
- * longer match.
+ * Controller ref managers — decide, object by object, which pods (or ReplicaSets) a controller
+ * owns right now: it keeps its own that still match, adopts orphans that match, and releases its
+ * own that no longer match. BaseControllerRefManager holds the rule; PodControllerRefManager and
+ * the Deployment's ReplicaSetControllerRefManager only say how to patch their kind.
  * Mirrors kubernetes/kubernetes pkg/controller/controller_ref_manager.go (BaseControllerRefManager,
  * ClaimObject, CanAdopt, PodControllerRefManager, ClaimPods, AdoptPod, ReleasePod,
  * RecheckDeletionTimestamp, ownerRefControllerPatch, GenerateDeleteOwnerRefStrategicMergeBytes).
@@ -18,9 +19,10 @@
  *   refuses a second controller reference, so at most one wins.
  *
  * Invariants:
- * - claimPods returns exactly the pods that, after this call, are controlled by the owner;
- * - an error on one pod does not stop the others; all errors come back together;
- * - a NotFound (the pod is gone) is not an error; neither is an Invalid on release (the pod was
+ * - claimPods (claimObjects) returns exactly the objects that, after this call, are controlled by
+ *   the owner;
+ * - an error on one object does not stop the others; all errors come back together;
+ * - a NotFound (the object is gone) is not an error; neither is an Invalid on release (it was
  *   recreated with a new UID, or already has no such owner).
  *
  * @upstream kubernetes/kubernetes pkg/controller/controller_ref_manager.go (BaseControllerRefManager, ClaimObject, CanAdopt, PodControllerRefManager, NewPodControllerRefManager, ClaimPods, AdoptPod, ReleasePod, RecheckDeletionTimestamp, ownerRefControllerPatch, GenerateDeleteOwnerRefStrategicMergeBytes)
@@ -80,33 +82,40 @@ export function deleteOwnerRefStrategicMergePatch(podUID: string, ownerUIDs: str
 }
 // #endregion patches
 
-// #region claim-pods
-export class PodControllerRefManager {
+// #region claim-object
+/**
+ * BaseControllerRefManager: the rule shared by every kind a controller owns — keep what is ours
+ * and matches, release what is ours and no longer matches, adopt matching orphans. The kinds
+ * differ only in how they patch (a pod, a ReplicaSet) and what the error calls the object.
+ */
+export class BaseControllerRefManager {
   private canAdoptResult?: Promise<void>;
 
   constructor(
-    private readonly podControl: PodControlInterface,
     readonly controller: KubeObject,
     readonly selector: Selector,
     readonly controllerKind: GroupVersionKind,
     private readonly canAdoptFunc?: CanAdoptFunc,
   ) {}
 
-  /** Asked once per manager, however many pods it adopts (canAdoptOnce). */
+  /** Asked once per manager, however many objects it adopts (canAdoptOnce). */
   canAdopt(): Promise<void> {
     this.canAdoptResult ??= this.canAdoptFunc?.() ?? Promise.resolve();
     return this.canAdoptResult;
   }
 
-  /** The pods this controller owns after adopting and releasing (ClaimPods). */
-  async claimPods(pods: readonly Pod[], ...filters: ((pod: Pod) => boolean)[]): Promise<Pod[]> {
-    const match = (pod: Pod) =>
-      selectorMatches(this.selector, pod.metadata.labels ?? {}) && filters.every((f) => f(pod));
-    const claimed: Pod[] = [];
+  /** Every object claimed or not; errors on some do not stop the others and come back together. */
+  protected async claimObjects<T extends KubeObject>(
+    objects: readonly T[],
+    match: (obj: T) => boolean,
+    adopt: (obj: T) => Promise<void>,
+    release: (obj: T) => Promise<void>,
+  ): Promise<T[]> {
+    const claimed: T[] = [];
     const errors: unknown[] = [];
-    for (const pod of pods) {
+    for (const obj of objects) {
       try {
-        if (await this.claimObject(pod, match)) claimed.push(pod);
+        if (await this.claimObject(obj, match, adopt, release)) claimed.push(obj);
       } catch (err) {
         errors.push(err);
       }
@@ -117,30 +126,30 @@ export class PodControllerRefManager {
     return claimed;
   }
 
-  /** One pod: true if the controller owns it afterwards (ClaimObject). */
-  private async claimObject(pod: Pod, match: (pod: Pod) => boolean): Promise<boolean> {
-    const ref = getControllerOf(pod);
+  /** One object: true if the controller owns it afterwards (ClaimObject). */
+  private async claimObject<T extends KubeObject>(
+    obj: T,
+    match: (obj: T) => boolean,
+    adopt: (obj: T) => Promise<void>,
+    release: (obj: T) => Promise<void>,
+  ): Promise<boolean> {
+    const ref = getControllerOf(obj);
     const owner = this.controller.metadata;
     if (ref) {
-      // Someone else's pod: never ours, whatever its labels.
+      // Someone else's: never ours, whatever its labels.
       if (ref.uid !== owner.uid) return false;
-      if (match(pod)) return true;
+      if (match(obj)) return true;
       // Ours but no longer matching: release it — unless we are being deleted (the GC handles it).
       if (owner.deletionTimestamp) return false;
-      try {
-        await this.releasePod(pod);
-      } catch (err) {
-        if (isNotFound(err)) return false;
-        throw err;
-      }
+      await release(obj);
       return false;
     }
-    // An orphan.
-    if (owner.deletionTimestamp || !match(pod)) return false;
-    if (pod.metadata.deletionTimestamp) return false;
-    if (owner.namespace && owner.namespace !== pod.metadata.namespace) return false;
+    // An orphan: adopt it if it matches and neither side is going away.
+    if (owner.deletionTimestamp || !match(obj)) return false;
+    if (obj.metadata.deletionTimestamp) return false;
+    if (owner.namespace && owner.namespace !== obj.metadata.namespace) return false;
     try {
-      await this.adoptPod(pod);
+      await adopt(obj);
     } catch (err) {
       if (isNotFound(err)) return false;
       throw err;
@@ -148,34 +157,68 @@ export class PodControllerRefManager {
     return true;
   }
 
-  async adoptPod(pod: Pod): Promise<void> {
-    const { namespace = "", name = "", uid = "" } = pod.metadata;
+  /** Adopt: ask canAdopt, then patch in our controllerRef; a racing owner's patch is refused. */
+  protected async adoptWith(kind: string, obj: KubeObject, patch: PatchFunc): Promise<void> {
+    const { namespace = "", name = "", uid = "" } = obj.metadata;
     try {
       await this.canAdopt();
     } catch (err) {
-      throw new AdoptionError(`can't adopt Pod ${namespace}/${name} (${uid}): ${(err as Error).message}`);
+      throw new AdoptionError(`can't adopt ${kind} ${namespace}/${name} (${uid}): ${(err as Error).message}`);
     }
     // The API server refuses a second `controller: true` reference, so a racing owner loses.
-    await this.podControl.patchPod(
-      namespace,
-      name,
-      ownerRefControllerPatch(this.controller, this.controllerKind, uid),
-    );
+    await patch(namespace, name, ownerRefControllerPatch(this.controller, this.controllerKind, uid));
   }
 
-  async releasePod(pod: Pod): Promise<void> {
-    const { namespace = "", name = "", uid = "" } = pod.metadata;
+  /** Release: patch our reference out; gone or recreated (the uid no longer matches) is no error. */
+  protected async releaseWith(obj: KubeObject, patch: PatchFunc): Promise<void> {
+    const { namespace = "", name = "", uid = "" } = obj.metadata;
     try {
-      await this.podControl.patchPod(
+      await patch(
         namespace,
         name,
         deleteOwnerRefStrategicMergePatch(uid, [this.controller.metadata.uid ?? ""]),
       );
     } catch (err) {
-      // Gone, or recreated with another UID (the uid in the patch is then invalid): nothing to release.
       if (isNotFound(err) || isInvalid(err)) return;
       throw err;
     }
+  }
+}
+
+/** How a manager writes one object of its kind (a strategic merge patch). */
+export type PatchFunc = (namespace: string, name: string, data: object) => Promise<void>;
+// #endregion claim-object
+
+// #region claim-pods
+export class PodControllerRefManager extends BaseControllerRefManager {
+  constructor(
+    private readonly podControl: PodControlInterface,
+    controller: KubeObject,
+    selector: Selector,
+    controllerKind: GroupVersionKind,
+    canAdoptFunc?: CanAdoptFunc,
+  ) {
+    super(controller, selector, controllerKind, canAdoptFunc);
+  }
+
+  /** The pods this controller owns after adopting and releasing (ClaimPods). */
+  claimPods(pods: readonly Pod[], ...filters: ((pod: Pod) => boolean)[]): Promise<Pod[]> {
+    const match = (pod: Pod) =>
+      selectorMatches(this.selector, pod.metadata.labels ?? {}) && filters.every((f) => f(pod));
+    return this.claimObjects(
+      pods,
+      match,
+      (p) => this.adoptPod(p),
+      (p) => this.releasePod(p),
+    );
+  }
+
+  adoptPod(pod: Pod): Promise<void> {
+    return this.adoptWith("Pod", pod, (ns, name, data) => this.podControl.patchPod(ns, name, data));
+  }
+
+  releasePod(pod: Pod): Promise<void> {
+    return this.releaseWith(pod, (ns, name, data) => this.podControl.patchPod(ns, name, data));
   }
 }
 // #endregion claim-pods

@@ -1,7 +1,8 @@
 /**
  * ReplicaSetControllerRefManager — which ReplicaSets a Deployment owns right now: its own that
  * still match its selector, orphans that match (adopted), and its own that no longer match
- * (released). The ReplicaSet twin of PodControllerRefManager (../controller-ref-manager.ts).
+ * (released). The rule is BaseControllerRefManager's (../controller-ref-manager.ts); this file
+ * only says how a ReplicaSet is patched.
  * Mirrors kubernetes/kubernetes pkg/controller/controller_ref_manager.go (ReplicaSetControllerRefManager,
  * NewReplicaSetControllerRefManager, ClaimReplicaSets, AdoptReplicaSet, ReleaseReplicaSet) and
  * controller_utils.go (RSControlInterface, RealRSControl.PatchReplicaSet).
@@ -26,16 +27,10 @@
 import type { ReplicaSet } from "../../api/apps.ts";
 import { type Selector, selectorMatches } from "../../api/labels.ts";
 import type { KubeObject } from "../../api/meta.ts";
-import { isInvalid, isNotFound } from "../../client/errors.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { StrategicMergePatchType } from "../../client/rest/request.ts";
-import {
-  AdoptionError,
-  type CanAdoptFunc,
-  deleteOwnerRefStrategicMergePatch,
-  ownerRefControllerPatch,
-} from "../controller-ref-manager.ts";
-import { type GroupVersionKind, getControllerOf } from "../pod-control.ts";
+import { BaseControllerRefManager, type CanAdoptFunc } from "../controller-ref-manager.ts";
+import type { GroupVersionKind } from "../pod-control.ts";
 
 /** How the manager patches ReplicaSets (RSControlInterface); tests may swap it. */
 export interface RSControlInterface {
@@ -51,84 +46,35 @@ export function realRSControl(client: Clientset): RSControlInterface {
 }
 
 // #region claim-replica-sets
-export class ReplicaSetControllerRefManager {
-  private canAdoptResult?: Promise<void>;
-
+export class ReplicaSetControllerRefManager extends BaseControllerRefManager {
   constructor(
     private readonly rsControl: RSControlInterface,
-    readonly controller: KubeObject,
-    readonly selector: Selector,
-    readonly controllerKind: GroupVersionKind,
-    private readonly canAdoptFunc?: CanAdoptFunc,
-  ) {}
-
-  private canAdopt(): Promise<void> {
-    this.canAdoptResult ??= this.canAdoptFunc?.() ?? Promise.resolve();
-    return this.canAdoptResult;
+    controller: KubeObject,
+    selector: Selector,
+    controllerKind: GroupVersionKind,
+    canAdoptFunc?: CanAdoptFunc,
+  ) {
+    super(controller, selector, controllerKind, canAdoptFunc);
   }
 
   /** The ReplicaSets this Deployment owns after adopting and releasing (ClaimReplicaSets). */
-  async claimReplicaSets(sets: readonly ReplicaSet[]): Promise<ReplicaSet[]> {
-    const owner = this.controller.metadata;
-    const claimed: ReplicaSet[] = [];
-    const errors: unknown[] = [];
-    for (const rs of sets) {
-      const matches = selectorMatches(this.selector, rs.metadata.labels ?? {});
-      const ref = getControllerOf(rs);
-      try {
-        if (ref) {
-          if (ref.uid !== owner.uid) continue;
-          if (matches) {
-            claimed.push(rs);
-            continue;
-          }
-          // Ours, no longer matching: let go — unless we are being deleted.
-          if (!owner.deletionTimestamp) await this.releaseReplicaSet(rs);
-          continue;
-        }
-        // An orphan: adopt it if it matches and neither side is going away.
-        if (owner.deletionTimestamp || !matches || rs.metadata.deletionTimestamp) continue;
-        if (owner.namespace && owner.namespace !== rs.metadata.namespace) continue;
-        await this.adoptReplicaSet(rs);
-        claimed.push(rs);
-      } catch (err) {
-        if (!isNotFound(err)) errors.push(err);
-      }
-    }
-    if (errors.length === 1) throw errors[0];
-    if (errors.length > 1)
-      throw new AggregateError(errors, errors.map((e) => (e as Error).message).join(", "));
-    return claimed;
-  }
-
-  async adoptReplicaSet(rs: ReplicaSet): Promise<void> {
-    const { namespace = "", name = "", uid = "" } = rs.metadata;
-    try {
-      await this.canAdopt();
-    } catch (err) {
-      throw new AdoptionError(
-        `can't adopt ReplicaSet ${namespace}/${name} (${uid}): ${(err as Error).message}`,
-      );
-    }
-    await this.rsControl.patchReplicaSet(
-      namespace,
-      name,
-      ownerRefControllerPatch(this.controller, this.controllerKind, uid),
+  claimReplicaSets(sets: readonly ReplicaSet[]): Promise<ReplicaSet[]> {
+    return this.claimObjects(
+      sets,
+      (rs) => selectorMatches(this.selector, rs.metadata.labels ?? {}),
+      (rs) => this.adoptReplicaSet(rs),
+      (rs) => this.releaseReplicaSet(rs),
     );
   }
 
-  async releaseReplicaSet(rs: ReplicaSet): Promise<void> {
-    const { namespace = "", name = "", uid = "" } = rs.metadata;
-    try {
-      await this.rsControl.patchReplicaSet(
-        namespace,
-        name,
-        deleteOwnerRefStrategicMergePatch(uid, [this.controller.metadata.uid ?? ""]),
-      );
-    } catch (err) {
-      if (isNotFound(err) || isInvalid(err)) return;
-      throw err;
-    }
+  adoptReplicaSet(rs: ReplicaSet): Promise<void> {
+    return this.adoptWith("ReplicaSet", rs, (ns, name, data) =>
+      this.rsControl.patchReplicaSet(ns, name, data),
+    );
+  }
+
+  releaseReplicaSet(rs: ReplicaSet): Promise<void> {
+    return this.releaseWith(rs, (ns, name, data) => this.rsControl.patchReplicaSet(ns, name, data));
   }
 }
 // #endregion claim-replica-sets
