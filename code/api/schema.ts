@@ -8,7 +8,7 @@
  * Invariants: the core group is the empty string, never "core" (that word only appears in
  * printed names, as `kubectl api-resources` shows none for it either).
  *
- * @upstream kubernetes/apimachinery pkg/runtime/schema/group_version.go (GroupVersion, GroupVersionResource)
+ * @upstream kubernetes/apimachinery pkg/runtime/schema/group_version.go (GroupVersion, GroupVersionKind, GroupVersionResource)
  * @chapter 04-informers
  */
 
@@ -16,6 +16,11 @@
 export interface GroupVersion {
   group: string;
   version: string;
+}
+
+/** A kind by group and version (schema.GroupVersionKind): what an ownerReference names. */
+export interface GroupVersionKind extends GroupVersion {
+  kind: string;
 }
 
 /** A resource by group, version and plural name (schema.GroupVersionResource). */

@@ -32,13 +32,9 @@
 import type { Pod } from "../api/core.ts";
 import { type Selector, selectorMatches } from "../api/labels.ts";
 import type { KubeObject } from "../api/meta.ts";
+import type { GroupVersionKind } from "../api/schema.ts";
 import { isInvalid, isNotFound } from "../client/errors.ts";
-import {
-  type GroupVersionKind,
-  getControllerOf,
-  newControllerRef,
-  type PodControlInterface,
-} from "./pod-control.ts";
+import { getControllerOf, newControllerRef, type PodControlInterface } from "./pod-control.ts";
 
 /** Resolves if the owner may adopt; rejects with why not. */
 export type CanAdoptFunc = () => Promise<void>;

@@ -34,12 +34,13 @@
 
 import type { Event } from "../api/core.ts";
 import type { KubeObject } from "../api/meta.ts";
+import type { GroupVersionKind } from "../api/schema.ts";
 import { isAlreadyExists, StatusError } from "../client/errors.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { StrategicMergePatchType } from "../client/rest/request.ts";
 import { EventCorrelator, rfc3339 } from "../client/tools/record/events-cache.ts";
 import { type Clock, realClock, sleep } from "../client/util/clock.ts";
-import type { EventRecorder, GroupVersionKind } from "./pod-control.ts";
+import type { EventRecorder } from "./pod-control.ts";
 
 /** recordToSink's limits. */
 export const maxTriesPerEvent = 12;

@@ -26,6 +26,7 @@
 
 import type { Pod, PodTemplateSpec } from "../api/core.ts";
 import type { KubeObject, OwnerReference } from "../api/meta.ts";
+import type { GroupVersionKind } from "../api/schema.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { StrategicMergePatchType } from "../client/rest/request.ts";
 
@@ -36,13 +37,6 @@ export const FailedCreatePodReason = "FailedCreate";
 export const SuccessfulCreatePodReason = "SuccessfulCreate";
 export const FailedDeletePodReason = "FailedDelete";
 export const SuccessfulDeletePodReason = "SuccessfulDelete";
-
-/** Group, version and kind of an owner (schema.GroupVersionKind). */
-export interface GroupVersionKind {
-  group: string;
-  version: string;
-  kind: string;
-}
 
 /** A controller error with upstream's message (fmt.Errorf in controller_utils.go). */
 export class PodControlError extends Error {

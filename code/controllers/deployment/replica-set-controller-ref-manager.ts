@@ -27,10 +27,10 @@
 import type { ReplicaSet } from "../../api/apps.ts";
 import { type Selector, selectorMatches } from "../../api/labels.ts";
 import type { KubeObject } from "../../api/meta.ts";
+import type { GroupVersionKind } from "../../api/schema.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import { StrategicMergePatchType } from "../../client/rest/request.ts";
 import { BaseControllerRefManager, type CanAdoptFunc } from "../controller-ref-manager.ts";
-import type { GroupVersionKind } from "../pod-control.ts";
 
 /** How the manager patches ReplicaSets (RSControlInterface); tests may swap it. */
 export interface RSControlInterface {

@@ -27,11 +27,12 @@
  */
 
 import type { Deployment, DeploymentStatus, ReplicaSet } from "../../api/apps.ts";
+import type { GroupVersionKind } from "../../api/schema.ts";
 import { isAlreadyExists, isNotFound } from "../../client/errors.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
 import type { NamespaceLister } from "../../client/tools/cache/listers.ts";
 import type { Clock } from "../../client/util/clock.ts";
-import type { EventRecorder, GroupVersionKind } from "../pod-control.ts";
+import type { EventRecorder } from "../pod-control.ts";
 import { getControllerOf, newControllerRef } from "../pod-control.ts";
 import { hasStatusCause, NamespaceTerminatingCause } from "../replicaset/replica-set.ts";
 import {

@@ -35,6 +35,7 @@ import type { ReplicaSet } from "../../api/apps.ts";
 import type { Pod } from "../../api/core.ts";
 import { isEmptySelector, labelSelectorAsSelector, selectorMatches } from "../../api/labels.ts";
 import type { KubeObject, OwnerReference } from "../../api/meta.ts";
+import type { GroupVersionKind } from "../../api/schema.ts";
 import { isNotFound, StatusError } from "../../client/errors.ts";
 import { Resources } from "../../client/informers/factory.ts";
 import type { Clientset } from "../../client/kubernetes/clientset.ts";
@@ -67,7 +68,6 @@ import { newEventRecorder } from "../event-recorder.ts";
 import { ControllerExpectations, UIDTrackingControllerExpectations } from "../expectations.ts";
 import {
   type EventRecorder,
-  type GroupVersionKind,
   getControllerOf,
   newControllerRef,
   type PodControlInterface,
