@@ -271,8 +271,8 @@ export interface Decoded {
   config: KubeSchedulerConfigurationV1;
   /** leaderElection durations in milliseconds. */
   durationsMs: { leaseDuration?: number; renewDeadline?: number; retryPeriod?: number };
-  /** Empty when the file is clean; otherwise upstream's strict decoding error text. */
-  strictError?: string;
+  /** The strict errors (unknown fields), each as upstream words it; empty when the file is clean. */
+  strict: string[];
 }
 
 /** The v1 object checked field by field; throws DecodeError for a wrong type. */
@@ -310,7 +310,7 @@ export function decodeConfiguration(obj: Record<string, unknown>): Decoded {
       renewDeadline: top.durations.get("leaderElection.renewDeadline"),
       retryPeriod: top.durations.get("leaderElection.retryPeriod"),
     },
-    strictError: strict.length > 0 ? `strict decoding error: ${strict.join(", ")}` : undefined,
+    strict,
   };
 }
 // #endregion decode-configuration

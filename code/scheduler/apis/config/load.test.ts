@@ -154,6 +154,14 @@ describe("decoding as upstream's strict decoder", () => {
     );
   });
 
+  it("a key given twice is a strict error too, listed before the unknown fields", () => {
+    const e = loadError(`${head}parallelism: 4\nparallelism: 8\nbogus: 1\n`);
+    expect(e.message).toBe(
+      'strict decoding error: yaml: unmarshal errors:\n  line 4: key "parallelism" already set in map, unknown field "bogus"',
+    );
+    expect(e.line()).not.toContain("\n");
+  });
+
   it("an out-of-tree plugin's args are not looked into", () => {
     const cfg = loadConfig(
       `${head}profiles:\n- pluginConfig:\n  - name: MyPlugin\n    args:\n      whatever: [1, 2]\n`,

@@ -20,7 +20,7 @@
  *   upstream's options.Validate runs after loading.
  */
 import { readFileSync } from "node:fs";
-import { parse, YAMLParseError } from "yaml";
+import { parse, parseDocument } from "yaml";
 import { DecodeError, decodeConfiguration } from "./decode.ts";
 import { setDefaults } from "./defaults.ts";
 import { Kind, type KubeSchedulerConfiguration, SchemeGroupVersion } from "./types.ts";
@@ -47,6 +47,31 @@ export class ConfigLoadError extends Error {
   }
 }
 // #endregion load-error
+
+/**
+ * The YAML (or JSON) parsed; a syntax error is a ConfigLoadError at once, a key given twice is
+ * a strict error (go-yaml's wording), reported with the others after decoding.
+ */
+function parseYAML(data: string): { doc: unknown; duplicates?: string } {
+  const document = parseDocument(data, { uniqueKeys: true });
+  const syntax = document.errors.find((e) => e.code !== "DUPLICATE_KEY");
+  if (syntax) {
+    // go-yaml says `yaml: line 3: <what>`; the yaml package's own wording follows the line.
+    const what = syntax.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    const line = syntax.linePos ? `line ${syntax.linePos[0].line}: ` : "";
+    throw new ConfigLoadError(
+      `error converting YAML to JSON: yaml: ${line}${what}`,
+      "the file is not valid YAML: fix the syntax at that line (indentation, a missing ':' or quote)",
+    );
+  }
+  const dups = document.errors.map((e) => {
+    const key = /^["']?([^"':\n]*)/.exec(data.slice(e.pos[0]))![1];
+    return `\n  line ${e.linePos?.[0].line ?? 0}: key ${JSON.stringify(key)} already set in map`;
+  });
+  // As Go's decoder, the last value of a repeated key is the one kept.
+  const doc = parse(data, { uniqueKeys: false });
+  return { doc, duplicates: dups.length > 0 ? `yaml: unmarshal errors:${dups.join("")}` : undefined };
+}
 
 // #region load-config
 /** LoadConfigFromFile: read, decode, default. */
@@ -76,18 +101,7 @@ export function loadConfigFromFile(path: string): KubeSchedulerConfiguration {
 
 /** loadConfig: the file's text (YAML or JSON; JSON is YAML) to the defaulted internal type. */
 export function loadConfig(data: string): KubeSchedulerConfiguration {
-  let doc: unknown;
-  try {
-    doc = parse(data, { uniqueKeys: true });
-  } catch (e) {
-    // go-yaml says `yaml: line 3: <what>`; the yaml package's own wording follows the line.
-    const line = e instanceof YAMLParseError && e.linePos ? e.linePos[0].line : undefined;
-    const what = (e as Error).message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    throw new ConfigLoadError(
-      `error converting YAML to JSON: yaml: ${line !== undefined ? `line ${line}: ` : ""}${what}`,
-      "the file is not valid YAML: fix the syntax at that line (indentation, a missing ':' or quote)",
-    );
-  }
+  const { doc, duplicates } = parseYAML(data);
   if (doc === null || typeof doc !== "object" || Array.isArray(doc)) {
     throw new ConfigLoadError(
       `couldn't get version/kind; json parse error: json: cannot unmarshal ${Array.isArray(doc) ? "array" : typeof doc} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }`,
@@ -123,10 +137,14 @@ export function loadConfig(data: string): KubeSchedulerConfiguration {
     }
     throw e;
   }
-  if (decoded.strictError) {
+  // Duplicate keys come first: upstream's YAMLToJSONStrict runs before the strict unmarshal.
+  const strict = [...(duplicates ? [duplicates] : []), ...decoded.strict];
+  if (strict.length > 0) {
     throw new ConfigLoadError(
-      decoded.strictError,
-      "remove or rename the unknown field (names are case-sensitive: see kubescheduler.config.k8s.io/v1)",
+      `strict decoding error: ${strict.join(", ")}`,
+      duplicates && decoded.strict.length === 0
+        ? "give each key once (the last value would win silently)"
+        : "remove or rename the unknown field (names are case-sensitive: see kubescheduler.config.k8s.io/v1)",
     );
   }
   return setDefaults(decoded.config, decoded.durationsMs);
