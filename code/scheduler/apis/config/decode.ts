@@ -28,7 +28,7 @@ type Schema =
   | { kind: "duration" }
   | { kind: "any" }
   | { kind: "list"; go: string; of: Schema }
-  | { kind: "struct"; go: string; fields: Record<string, Schema> };
+  | { kind: "struct"; go: string; pkg: string; fields: Record<string, Schema> };
 
 const str: Schema = { kind: "scalar", go: "string" };
 const bool: Schema = { kind: "scalar", go: "bool" };
@@ -38,7 +38,13 @@ const float32: Schema = { kind: "scalar", go: "float32" };
 const duration: Schema = { kind: "duration" };
 const any: Schema = { kind: "any" };
 const listOf = (of: Schema, go: string): Schema => ({ kind: "list", go, of });
-const struct = (go: string, fields: Record<string, Schema>): Schema => ({ kind: "struct", go, fields });
+/** `pkg` is the Go package the type lives in, as its type name prints (`v1alpha1.LeaderElectionConfiguration`). */
+const struct = (go: string, fields: Record<string, Schema>, pkg = "v1"): Schema => ({
+  kind: "struct",
+  go,
+  pkg,
+  fields,
+});
 const typeMeta = { apiVersion: str, kind: str };
 
 const plugin = struct("Plugin", { name: str, weight: int32 });
@@ -87,22 +93,24 @@ const extender = struct("Extender", {
 export const configurationSchema = struct("KubeSchedulerConfiguration", {
   ...typeMeta,
   parallelism: int32,
-  leaderElection: struct("LeaderElectionConfiguration", {
-    leaderElect: bool,
-    leaseDuration: duration,
-    renewDeadline: duration,
-    retryPeriod: duration,
-    resourceLock: str,
-    resourceName: str,
-    resourceNamespace: str,
-  }),
-  clientConnection: struct("ClientConnectionConfiguration", {
-    kubeconfig: str,
-    acceptContentTypes: str,
-    contentType: str,
-    qps: float32,
-    burst: int32,
-  }),
+  leaderElection: struct(
+    "LeaderElectionConfiguration",
+    {
+      leaderElect: bool,
+      leaseDuration: duration,
+      renewDeadline: duration,
+      retryPeriod: duration,
+      resourceLock: str,
+      resourceName: str,
+      resourceNamespace: str,
+    },
+    "v1alpha1",
+  ),
+  clientConnection: struct(
+    "ClientConnectionConfiguration",
+    { kubeconfig: str, acceptContentTypes: str, contentType: str, qps: float32, burst: int32 },
+    "v1alpha1",
+  ),
   enableProfiling: bool,
   enableContentionProfiling: bool,
   percentageOfNodesToScore: int32,
@@ -175,6 +183,11 @@ function jsonKind(v: unknown): string {
   return "object";
 }
 
+/** An int32 field takes −2³¹ … 2³¹−1; Go refuses a larger number as it would a string. */
+function fitsInt(v: number, go: string): boolean {
+  return go !== "int32" || (v >= -(2 ** 31) && v < 2 ** 31);
+}
+
 function typeError(v: unknown, structName: string, fieldStack: string[], go: string): DecodeError {
   return new DecodeError(
     `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${structName}.${fieldStack.join(".")} of type ${go}`,
@@ -197,7 +210,7 @@ function walk(
           ? typeof v === "string"
           : s.go === "bool"
             ? typeof v === "boolean"
-            : typeof v === "number" && (s.go === "float32" || Number.isInteger(v));
+            : typeof v === "number" && (s.go === "float32" || (Number.isInteger(v) && fitsInt(v, s.go)));
       if (!ok) throw typeError(v, structName, fieldStack, s.go);
       return;
     }
@@ -218,7 +231,7 @@ function walk(
       return;
     case "struct":
       if (typeof v !== "object" || Array.isArray(v)) {
-        throw typeError(v, structName, fieldStack, `v1.${s.go}`);
+        throw typeError(v, structName, fieldStack, `${s.pkg}.${s.go}`);
       }
       for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
         const childPath = path ? `${path}.${k}` : k;

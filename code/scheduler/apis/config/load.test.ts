@@ -176,6 +176,16 @@ describe("decoding as upstream's strict decoder", () => {
     expect(loadError(`${head}profiles:\n- schedulerName: 5\n`).message).toBe(
       "json: cannot unmarshal number 5 into Go struct field KubeSchedulerProfile.profiles.schedulerName of type string",
     );
+    expect(loadError(`${head}parallelism: 3000000000\n`).message).toBe(
+      "json: cannot unmarshal number 3000000000 into Go struct field KubeSchedulerConfiguration.parallelism of type int32",
+    );
+    // YAML 1.1, as sigs.k8s.io/yaml reads it: `off` is a boolean.
+    expect(loadError(`${head}leaderElection:\n  leaderElect: off\n  resourceLock: 7\n`).message).toBe(
+      "json: cannot unmarshal number 7 into Go struct field LeaderElectionConfiguration.leaderElection.resourceLock of type string",
+    );
+    expect(loadError(`${head}leaderElection: fast\n`).message).toBe(
+      "json: cannot unmarshal string into Go struct field KubeSchedulerConfiguration.leaderElection of type v1alpha1.LeaderElectionConfiguration",
+    );
     expect(loadError(`${head}podMaxBackoffSeconds: 1.5\n`).message).toBe(
       "json: cannot unmarshal number 1.5 into Go struct field KubeSchedulerConfiguration.podMaxBackoffSeconds of type int64",
     );

@@ -16,6 +16,8 @@
  *   pair gets upstream's "no kind … is registered for version …" text.
  * - every error is a ConfigLoadError: `message` is upstream's text, `fix` says what to change,
  *   `line()` is both on one line (what a command prints).
+ * - YAML is read as 1.1 (sigs.k8s.io/yaml's go-yaml v2): `off` is false; a key given twice
+ *   is a strict error, as upstream's YAMLToJSONStrict makes it.
  * - loading does not validate: validateKubeSchedulerConfiguration (validation.ts) does, as
  *   upstream's options.Validate runs after loading.
  */
@@ -53,7 +55,8 @@ export class ConfigLoadError extends Error {
  * a strict error (go-yaml's wording), reported with the others after decoding.
  */
 function parseYAML(data: string): { doc: unknown; duplicates?: string } {
-  const document = parseDocument(data, { uniqueKeys: true });
+  // sigs.k8s.io/yaml reads YAML 1.1, where `yes`, `on` and `off` are booleans.
+  const document = parseDocument(data, { uniqueKeys: true, version: "1.1" });
   const syntax = document.errors.find((e) => e.code !== "DUPLICATE_KEY");
   if (syntax) {
     // go-yaml says `yaml: line 3: <what>`; the yaml package's own wording follows the line.
@@ -69,7 +72,7 @@ function parseYAML(data: string): { doc: unknown; duplicates?: string } {
     return `\n  line ${e.linePos?.[0].line ?? 0}: key ${JSON.stringify(key)} already set in map`;
   });
   // As Go's decoder, the last value of a repeated key is the one kept.
-  const doc = parse(data, { uniqueKeys: false });
+  const doc = parse(data, { uniqueKeys: false, version: "1.1" });
   return { doc, duplicates: dups.length > 0 ? `yaml: unmarshal errors:${dups.join("")}` : undefined };
 }
 
