@@ -147,6 +147,10 @@ describe("mergePluginSet (upstream's default_plugins_test.go cases, on our defau
     });
   });
 
+  it("re-enabling a default without a weight drops its default weight (the framework then uses 1)", () => {
+    expect(mergePluginSet(defaults, { enabled: [{ name: "B" }] }).enabled![1]).toEqual({ name: "B" });
+  });
+
   it("a new plugin is appended after the defaults", () => {
     expect(mergePluginSet(defaults, { enabled: [{ name: "Mine", weight: 2 }] }).enabled).toEqual([
       { name: "A" },
