@@ -227,7 +227,11 @@ function walk(
     }
     case "list":
       if (!Array.isArray(v)) throw typeError(v, structName, fieldStack, s.go);
-      for (const [i, item] of v.entries()) walk(item, s.of, `${path}[${i}]`, structName, fieldStack, out);
+      for (const [i, item] of v.entries()) {
+        // Go decodes a null element of a struct list as the zero struct, not as nothing.
+        if (item === null && s.of.kind === "struct") v[i] = {};
+        walk(v[i], s.of, `${path}[${i}]`, structName, fieldStack, out);
+      }
       return;
     case "struct":
       if (typeof v !== "object" || Array.isArray(v)) {

@@ -76,6 +76,13 @@ describe("loadConfigFromFile", () => {
     expect(err!.line()).toContain("fix: the file is not valid YAML");
   });
 
+  it("a null list element is the zero struct, as Go decodes it", () => {
+    const cfg = loadConfig(
+      `${head}profiles:\n- schedulerName: a\n  plugins:\n    score:\n      enabled: [null]\n`,
+    );
+    expect(cfg.profiles[0]!.plugins.score).toEqual({ enabled: [{}] });
+  });
+
   it("JSON is read too", () => {
     const cfg = loadConfig(
       JSON.stringify({
