@@ -320,7 +320,9 @@ function listersFrom(f: SharedInformerFactory): SpreadListers {
 /** getPreFilterState / getPreScoreState: the state, or upstream's error when PreFilter did not run. */
 function readState<T>(state: CycleState, key: string, type: new (...a: never[]) => T): T | Error {
   const v = state.read(key);
-  if (v instanceof NotFoundError) return new Error(`reading "${key}" from cycleState: ${v.message}`);
+  // Upstream's two getters word it differently: "reading …" for PreFilter, "error reading …" for PreScore.
+  const verb = key === preScoreStateKey ? "error reading" : "reading";
+  if (v instanceof NotFoundError) return new Error(`${verb} "${key}" from cycleState: ${v.message}`);
   if (!(v instanceof type)) return new Error(`${String(v)} convert to podtopologyspread state error`);
   return v;
 }

@@ -192,6 +192,8 @@ describe("Filter (DoNotSchedule)", () => {
       Code.Error,
       'reading "PreFilterPodTopologySpread" from cycleState: not found',
     ]);
+    const [, sc] = pl.score(new CycleState(), spreadPod("s", [soft()]), snap.list()[0]);
+    expect(sc?.message()).toBe('error reading "PreScorePodTopologySpread" from cycleState: not found');
   });
 
   it("AddPod / RemovePod change the Filter answer; a clone does not see them", () => {
