@@ -2,7 +2,13 @@
 // without the key, node inclusion), AddPod/RemovePod, Score's weighted counts, the system
 // default constraints with a fake lister, the queueing hints, and whole cycles through the sim.
 import { describe, expect, it } from "vitest";
-import type { Node, Pod, TopologySpreadConstraint } from "../../../api/core.ts";
+import type {
+  Node,
+  NodeSelectorRequirement,
+  NodeSelectorTerm,
+  Pod,
+  TopologySpreadConstraint,
+} from "../../../api/core.ts";
 import type { KubeObject } from "../../../api/meta.ts";
 import { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
 import type { ListerWatcher } from "../../../client/tools/cache/listwatch.ts";
@@ -17,6 +23,7 @@ import { PodInfo } from "../../framework/types.ts";
 import { newSim } from "../../testing/sim.ts";
 import { makeNode, makePod } from "../../testing/wrappers.ts";
 import { ErrReasonConstraintsNotMatch, ErrReasonNodeLabelNotMatch, PodTopologySpread } from "./plugin.ts";
+import { getRequiredNodeAffinity } from "./required-node-affinity.ts";
 
 const ZONE = "topology.kubernetes.io/zone";
 const HOST = "kubernetes.io/hostname";
@@ -413,10 +420,18 @@ describe("through the scheduler (sim)", () => {
   it("3 zones × 2 nodes, maxSkew 1: pods fill the zones round-robin", async () => {
     // Each pod goes to a zone at the current minimum: after pods 1–3 every zone has 1, after
     // 4–6 every zone has 2; the counts never differ by more than 1 at any step.
-    const sim = newSim({ nodes: threeZones() });
+    // Zone a's nodes are 16× larger, so LeastAllocated always prefers them: only the Filter
+    // keeps the pods out of zone a once it is one ahead.
+    const big = { cpu: "64", memory: "128Gi", pods: "110" };
+    const nodes = threeZones().map((n) =>
+      n.metadata.name!.startsWith("a") ? makeNode(n.metadata.name!, { zone: "a", allocatable: big }) : n,
+    );
+    const sim = newSim({ nodes });
     const zoneOf = (node: string) => node.split("-")[0];
     for (let i = 0; i < 6; i++) {
-      sim.add(spreadPod(`p${i}`, [hard()]));
+      const p = spreadPod(`p${i}`, [hard()]);
+      p.spec.containers[0].resources = { requests: { cpu: "500m", memory: "512Mi" } };
+      sim.add(p);
       await sim.drain();
       const counts = { a: 0, b: 0, c: 0 } as Record<string, number>;
       for (const b of sim.bound) counts[zoneOf(b.node)]++;
@@ -440,4 +455,44 @@ describe("through the scheduler (sim)", () => {
     expect(sim.bound).toEqual([]);
     expect(sim.events.at(-1)?.message).toContain(`1 ${ErrReasonConstraintsNotMatch}`);
   });
+});
+
+describe("getRequiredNodeAffinity (which nodes count as domains)", () => {
+  const node = makeNode("n1", { zone: "a", labels: { gen: "5" } });
+  const withTerms = (terms: NodeSelectorTerm[] | undefined, nodeSelector?: Record<string, string>) => {
+    const p = makePod("p");
+    if (nodeSelector) p.spec.nodeSelector = nodeSelector;
+    if (terms)
+      p.spec.affinity = {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } },
+      };
+    return getRequiredNodeAffinity(p).match(node);
+  };
+  const expr = (key: string, operator: NodeSelectorRequirement["operator"], values?: string[]) => [
+    { matchExpressions: [{ key, operator, values }] },
+  ];
+  it.each([
+    ["no affinity", undefined, undefined, true],
+    ["nodeSelector match", undefined, { [ZONE]: "a" }, true],
+    ["nodeSelector mismatch", undefined, { [ZONE]: "b" }, false],
+    ["NotIn", expr(ZONE, "NotIn", ["b"]), undefined, true],
+    ["Exists", expr("gen", "Exists"), undefined, true],
+    ["DoesNotExist", expr("gen", "DoesNotExist"), undefined, false],
+    ["Gt 4", expr("gen", "Gt", ["4"]), undefined, true],
+    ["Lt 5", expr("gen", "Lt", ["5"]), undefined, false],
+    ["Gt on a non-integer never matches", expr("gen", "Gt", ["x"]), undefined, false],
+    [
+      "matchFields metadata.name",
+      [{ matchFields: [{ key: "metadata.name", operator: "In" as const, values: ["n1"] }] }],
+      undefined,
+      true,
+    ],
+    ["only empty terms match nothing", [{}], undefined, false],
+    ["terms are ORed", [...expr(ZONE, "In", ["b"]), ...expr(ZONE, "In", ["a"])], undefined, true],
+  ] as [string, NodeSelectorTerm[] | undefined, Record<string, string> | undefined, boolean][])(
+    "%s",
+    (_name, terms, sel, want) => {
+      expect(withTerms(terms, sel)).toBe(want);
+    },
+  );
 });
