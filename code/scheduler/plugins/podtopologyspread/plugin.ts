@@ -20,7 +20,12 @@
  * - the state PreFilter writes is the only thing Filter, AddPod and RemovePod read; its
  *   clone is deep, so preemption's what-ifs never leak into the real cycle.
  */
-import type { Node, Pod, UnsatisfiableConstraintAction } from "../../../api/core.ts";
+import type {
+  Node,
+  Pod,
+  TopologySpreadConstraint,
+  UnsatisfiableConstraintAction,
+} from "../../../api/core.ts";
 import { selectorMatches } from "../../../api/labels.ts";
 import type { GroupVersionResource } from "../../../api/schema.ts";
 import type { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
@@ -80,7 +85,7 @@ export class PodTopologySpread
 {
   /** True with the System defaults: then a node without a zone label still spreads by hostname. */
   readonly systemDefaulted: boolean;
-  readonly defaultConstraints: PodTopologySpreadArgs["defaultConstraints"] & {};
+  readonly defaultConstraints: TopologySpreadConstraint[];
   readonly listers: SpreadListers | undefined;
 
   constructor(
