@@ -262,6 +262,27 @@ export interface WeightedPodAffinityTerm {
   podAffinityTerm: PodAffinityTerm;
 }
 
+// topologySpreadConstraints (chapter 5, PodTopologySpread)
+export type UnsatisfiableConstraintAction = "DoNotSchedule" | "ScheduleAnyway";
+/** Honor: only nodes that pass the policy count as domains; Ignore: every node counts. */
+export type NodeInclusionPolicy = "Honor" | "Ignore";
+
+/** How far apart the counts of matching pods in the domains of `topologyKey` may drift. */
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: UnsatisfiableConstraintAction;
+  labelSelector?: LabelSelector;
+  /** With fewer eligible domains than this, the global minimum counts as 0. */
+  minDomains?: number;
+  /** Defaulted (by the scheduler) to Honor. */
+  nodeAffinityPolicy?: NodeInclusionPolicy;
+  /** Defaulted (by the scheduler) to Ignore. */
+  nodeTaintsPolicy?: NodeInclusionPolicy;
+  /** Keys whose values are taken from the incoming pod's labels and ANDed into the selector. */
+  matchLabelKeys?: string[];
+}
+
 export interface Affinity {
   nodeAffinity?: {
     requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
@@ -304,6 +325,7 @@ export interface PodSpec {
   hostname?: string;
   subdomain?: string;
   affinity?: Affinity;
+  topologySpreadConstraints?: TopologySpreadConstraint[];
   /** Defaulted to default-scheduler: the scheduler only picks up pods that name it. */
   schedulerName?: string;
   tolerations?: Toleration[];

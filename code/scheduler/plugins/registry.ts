@@ -12,8 +12,8 @@
  * Invariants:
  * - the default list keeps upstream's order (it is the Filter order, and the first failing
  *   Filter names the reason) and weights: TaintToleration 3, NodeResourcesFit 1,
- *   NodeResourcesBalancedAllocation 1; plugins not built yet (NodeAffinity, NodePorts,
- *   PodTopologySpread, InterPodAffinity, ImageLocality, DefaultPreemption, the volume plugins)
+ *   NodeResourcesBalancedAllocation 1, PodTopologySpread 2; plugins not built yet (NodeAffinity, NodePorts,
+ *   InterPodAffinity, ImageLocality, DefaultPreemption, the volume plugins)
  *   are absent rather than stubbed.
  */
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
@@ -22,6 +22,8 @@ import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
 import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
 import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
 import { NodeUnschedulable, Name as NodeUnschedulableName } from "./nodeunschedulable/node-unschedulable.ts";
+import type { PodTopologySpreadArgs } from "./podtopologyspread/args.ts";
+import { PodTopologySpread, Name as PodTopologySpreadName } from "./podtopologyspread/plugin.ts";
 import { PrioritySort, Name as PrioritySortName } from "./queuesort/priority-sort.ts";
 import { SchedulingGates, Name as SchedulingGatesName } from "./schedulinggates/scheduling-gates.ts";
 import { TaintToleration, Name as TaintTolerationName } from "./tainttoleration/taint-toleration.ts";
@@ -37,6 +39,8 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     [NodeNameName, () => new NodeName()],
     [TaintTolerationName, () => new TaintToleration()],
     [FitName, (args) => new Fit((args ?? {}) as FitArgs)],
+    // PodTopologySpread (chapter 5, spreading)
+    [PodTopologySpreadName, (args, h) => new PodTopologySpread(args as PodTopologySpreadArgs | undefined, h)],
     [BalancedAllocationName, () => new BalancedAllocation()],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],
   ]);
@@ -49,6 +53,8 @@ export const defaultMultiPoint: PluginRef[] = [
   { name: NodeNameName },
   { name: TaintTolerationName, weight: 3 },
   { name: FitName, weight: 1 },
+  // PodTopologySpread (chapter 5, spreading): after the volume plugins, before InterPodAffinity.
+  { name: PodTopologySpreadName, weight: 2 },
   { name: BalancedAllocationName, weight: 1 },
   { name: DefaultBinderName },
 ];
