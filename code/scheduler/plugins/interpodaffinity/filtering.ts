@@ -177,12 +177,22 @@ function getIncomingAffinityAntiAffinityCounts(
   return [affinity, anti];
 }
 
+/** Any pod (anti-)affinity at all — a pod without it cannot fail to parse either. */
+function hasPodAffinity(pod: Pod): boolean {
+  const a = pod.spec.affinity;
+  return a?.podAffinity !== undefined || a?.podAntiAffinity !== undefined;
+}
+
 export function preFilter(
   pl: InterPodAffinityContext,
   cycleState: CycleState,
   pod: Pod,
 ): [PreFilterResult | undefined, Status | undefined] {
   const snapshot = pl.handle.snapshotSharedLister();
+  const withRequiredAnti = snapshot.havePodsWithRequiredAntiAffinityList();
+  // The common case, decided before parsing anything: no terms here, nobody repelling there.
+  // (The answer is the Skip below; this only saves building a PodInfo every cycle.)
+  if (withRequiredAnti.length === 0 && !hasPodAffinity(pod)) return [undefined, newStatus(Code.Skip)];
   const podInfo = new PodInfo(pod);
   if (podInfo.parseError) {
     return [
@@ -197,7 +207,7 @@ export function preFilter(
     mergeAll(podInfo.requiredAffinityTerms, nsLister),
     mergeAll(podInfo.requiredAntiAffinityTerms, nsLister),
     namespaceLabels,
-    getExistingAntiAffinityCounts(pod, namespaceLabels, snapshot.havePodsWithRequiredAntiAffinityList()),
+    getExistingAntiAffinityCounts(pod, namespaceLabels, withRequiredAnti),
   );
   const [affinity, anti] = getIncomingAffinityAntiAffinityCounts(s, snapshot.list());
   for (const [k, v] of affinity) s.affinityCounts.set(k, v);

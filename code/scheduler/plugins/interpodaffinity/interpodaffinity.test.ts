@@ -8,6 +8,7 @@ import { SharedInformerFactory } from "../../../client/tools/cache/informer-fact
 import type { ListerWatcher } from "../../../client/tools/cache/listwatch.ts";
 import { CycleState } from "../../framework/cycle-state.ts";
 import { AssignedPodAdd, QueueingHint } from "../../framework/events.ts";
+import type { NodeInfo } from "../../framework/node-info.ts";
 import { Code, codeOf } from "../../framework/status.ts";
 import { PodInfo } from "../../framework/types.ts";
 import { newSim, type SimOptions } from "../../testing/sim.ts";
@@ -439,5 +440,68 @@ describe("InterPodAffinity queueing hints", () => {
     sim.cache.addPod(cache);
     sim.queue.moveAllToActiveOrBackoffQueue(AssignedPodAdd, undefined, cache);
     expect(["Active", "Backoff"]).toContain(sim.queue.whereIs(p));
+  });
+});
+
+describe("InterPodAffinity as scheduler_perf's SchedulingPodAntiAffinity (5Nodes)", () => {
+  // templates/pod-with-pod-anti-affinity.yaml: color=green, hating color=green on its hostname
+  // in namespaces sched-0 and sched-1. 1 initial pod in sched-0, then 4 measured in sched-1.
+  const green = (name: string, namespace: string) => {
+    const p = makePod(name, { namespace, labels: { color: "green" } });
+    p.spec.affinity = {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          {
+            labelSelector: { matchLabels: { color: "green" } },
+            topologyKey: HOST,
+            namespaces: ["sched-1", "sched-0"],
+          },
+        ],
+      },
+    };
+    return p;
+  };
+
+  it("places each pod alone on a node, across the two namespaces; a 6th has nowhere to go", async () => {
+    const nodes = ["n0", "n1", "n2", "n3", "n4"].map((n) => makeNode(n));
+    const sim = simWith([], { nodes });
+    sim.add(green("init-0", "sched-0"));
+    await sim.drain();
+    for (let i = 0; i < 4; i++) sim.add(green(`measure-${i}`, "sched-1"));
+    await sim.drain();
+    expect(new Set(sim.bound.map((b) => b.node)).size).toBe(5);
+    sim.add(green("extra", "sched-1"));
+    await sim.drain();
+    expect(failures(sim)).toEqual([`0/5 nodes are available: 5 ${ErrReasonAntiAffinityRulesNotMatch}.`]);
+  });
+});
+
+describe("InterPodAffinity: one pod must match all the affinity terms", () => {
+  it("two pods matching one term each do not satisfy a pod with both terms", () => {
+    const nodes = [makeNode("a1", { zone: "a" }), makeNode("b1", { zone: "b" })];
+    const labelled = (name: string, labels: Record<string, string>, nodeName: string) =>
+      makePod(name, { labels, nodeName });
+    const sim = simWith(
+      [
+        labelled("cache", { app: "cache" }, "a1"),
+        labelled("fast", { tier: "fast" }, "a1"),
+        labelled("fast-cache", { app: "cache", tier: "fast" }, "b1"),
+      ],
+      { nodes },
+    );
+    const snapshot = sim.fwk.snapshotSharedLister();
+    sim.cache.updateSnapshot(snapshot);
+    const web = pod("web", "web", {
+      affinity: [
+        term("cache", ZONE),
+        { labelSelector: { matchLabels: { tier: "fast" } }, topologyKey: ZONE },
+      ],
+    });
+    const state = new CycleState();
+    expect(sim.fwk.runPreFilterPlugins(state, web)[1]).toBeUndefined();
+    // Only fast-cache matches both terms: affinityCounts = {zone=b: 2} (one per term).
+    const at = (n: string) => sim.fwk.runFilterPlugins(state, web, snapshot.get(n) as NodeInfo)?.message();
+    expect(at("a1")).toBe(ErrReasonAffinityRulesNotMatch);
+    expect(at("b1")).toBeUndefined();
   });
 });

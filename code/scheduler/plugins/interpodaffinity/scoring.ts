@@ -132,6 +132,8 @@ export function preScore(
   // All nodes (the snapshot's, not only the feasible ones: a pod on an infeasible node still
   // scores its zone) when the pod has preferences; otherwise only nodes with affinity pods.
   const allNodes = hasConstraints ? snapshot.list() : snapshot.havePodsWithAffinityList();
+  // Nothing to visit: the Skip below, without parsing the pod (the common case).
+  if (allNodes.length === 0) return newStatus(Code.Skip);
   const podInfo = new PodInfo(pod);
   if (podInfo.parseError) return asStatus(new Error(`failed to parse pod: ${podInfo.parseError.message}`));
   const nsLister = pl.nsLister();
