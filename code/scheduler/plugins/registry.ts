@@ -12,12 +12,17 @@
  * Invariants:
  * - the default list keeps upstream's order (it is the Filter order, and the first failing
  *   Filter names the reason) and weights: TaintToleration 3, NodeResourcesFit 1,
- *   NodeResourcesBalancedAllocation 1, PodTopologySpread 2; plugins not built yet (NodeAffinity, NodePorts,
- *   InterPodAffinity, ImageLocality, DefaultPreemption, the volume plugins)
+ *   NodeResourcesBalancedAllocation 1, PodTopologySpread 2, InterPodAffinity 2; plugins not built yet
+ *   (NodeAffinity, NodePorts, ImageLocality, DefaultPreemption, the volume plugins)
  *   are absent rather than stubbed.
  */
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
+import {
+  InterPodAffinity,
+  type InterPodAffinityArgs,
+  Name as InterPodAffinityName,
+} from "./interpodaffinity/plugin.ts";
 import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
 import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
 import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
@@ -42,6 +47,8 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     // PodTopologySpread (chapter 5, spreading)
     [PodTopologySpreadName, (args, h) => new PodTopologySpread(args as PodTopologySpreadArgs | undefined, h)],
     [BalancedAllocationName, () => new BalancedAllocation()],
+    // InterPodAffinity (interpod)
+    [InterPodAffinityName, (args, h) => new InterPodAffinity(args as InterPodAffinityArgs | undefined, h)],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],
   ]);
 }
@@ -55,6 +62,8 @@ export const defaultMultiPoint: PluginRef[] = [
   { name: FitName, weight: 1 },
   // PodTopologySpread (chapter 5, spreading): after the volume plugins, before InterPodAffinity.
   { name: PodTopologySpreadName, weight: 2 },
+  // InterPodAffinity (interpod): after PodTopologySpread, before DefaultPreemption, weight 2.
+  { name: InterPodAffinityName, weight: 2 },
   { name: BalancedAllocationName, weight: 1 },
   { name: DefaultBinderName },
 ];

@@ -13,6 +13,7 @@
  * - randomness comes from the seed only; time from the FakeClock.
  */
 import type { Node, Pod } from "../../api/core.ts";
+import type { SharedInformerFactory } from "../../client/tools/cache/informer-factory.ts";
 import { FakeClock } from "../../client/util/clock.ts";
 import { mulberry32 } from "../../testing/random.ts";
 import { Cache } from "../backend/cache/cache.ts";
@@ -36,6 +37,8 @@ export interface SimOptions {
   failBind?: (pod: Pod, node: string) => Error | undefined;
   /** Confirm a successful bind in the cache at once, as the informer later would (default true). */
   confirm?: boolean;
+  /** Informers for plugins that read beyond the snapshot (InterPodAffinity's namespaces). */
+  informerFactory?: SharedInformerFactory;
 }
 
 export interface Sim {
@@ -71,7 +74,11 @@ export function newSim(o: SimOptions = {}): Sim {
   };
   const registry = newInTreeRegistry(bindFn);
   for (const [k, v] of o.registry ?? []) registry.set(k, v);
-  const fwk = new Framework(registry, o.profile ?? defaultProfile(), { snapshot, clock });
+  const fwk = new Framework(registry, o.profile ?? defaultProfile(), {
+    snapshot,
+    clock,
+    informerFactory: o.informerFactory,
+  });
   const queue = new PriorityQueue(fwk.queueSortPlugins[0].less, {
     clock,
     preEnqueuePluginMap: new Map<string, PreEnqueuePlugin[]>([[fwk.profileName, fwk.preEnqueuePlugins]]),
