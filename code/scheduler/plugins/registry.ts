@@ -18,7 +18,14 @@
  */
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
+import { ImageLocality, Name as ImageLocalityName } from "./imagelocality/image-locality.ts";
+import {
+  NodeAffinity,
+  type NodeAffinityArgs,
+  Name as NodeAffinityName,
+} from "./nodeaffinity/node-affinity.ts";
 import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
+import { NodePorts, Name as NodePortsName } from "./nodeports/node-ports.ts";
 import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
 import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
 import { NodeUnschedulable, Name as NodeUnschedulableName } from "./nodeunschedulable/node-unschedulable.ts";
@@ -39,6 +46,10 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     [FitName, (args) => new Fit((args ?? {}) as FitArgs)],
     [BalancedAllocationName, () => new BalancedAllocation()],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],
+    // node-side plugins (nodeplugins)
+    [NodeAffinityName, (args) => new NodeAffinity((args ?? {}) as NodeAffinityArgs)],
+    [NodePortsName, () => new NodePorts()],
+    [ImageLocalityName, (_args, handle) => new ImageLocality(handle)],
   ]);
 }
 
@@ -48,8 +59,11 @@ export const defaultMultiPoint: PluginRef[] = [
   { name: NodeUnschedulableName },
   { name: NodeNameName },
   { name: TaintTolerationName, weight: 3 },
+  { name: NodeAffinityName, weight: 2 }, // nodeplugins
+  { name: NodePortsName }, // nodeplugins
   { name: FitName, weight: 1 },
   { name: BalancedAllocationName, weight: 1 },
+  { name: ImageLocalityName, weight: 1 }, // nodeplugins
   { name: DefaultBinderName },
 ];
 // #endregion registry
