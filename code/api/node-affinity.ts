@@ -26,6 +26,7 @@ import {
   childPath,
   type FieldError,
   fieldErrorToString,
+  goStringSlice,
   indexPath,
   invalid,
   notSupported,
@@ -117,7 +118,7 @@ function parseTerm(t: NodeSelectorTerm, path: string): ParsedTerm {
         errors.push(notSupported(childPath(at, "operator"), e.operator, validFieldSelectorOperators));
       } else if ((e.values?.length ?? 0) !== 1) {
         // One value only: a field selector compares with a single string (upstream's message).
-        errors.push(invalid(childPath(at, "values"), e.values ?? null, "must have one element"));
+        errors.push(invalid(childPath(at, "values"), goStringSlice(e.values), "must have one element"));
       } else {
         reqs.push({ key: e.key, equal: e.operator === "In", value: e.values![0] });
       }
