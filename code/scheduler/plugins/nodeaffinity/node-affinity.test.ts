@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Affinity, Node, NodeSelectorTerm, Pod } from "../../../api/core.ts";
 import { prioritizeNodes } from "../../find-nodes.ts";
 import { CycleState } from "../../framework/cycle-state.ts";
-import { QueueingHint } from "../../framework/events.ts";
+import { NodeAdd, QueueingHint } from "../../framework/events.ts";
 import type { NodeScore } from "../../framework/interface.ts";
 import { NodeInfo } from "../../framework/node-info.ts";
 import { Code, codeOf } from "../../framework/status.ts";
@@ -256,5 +256,17 @@ describe("NodeAffinity in whole scheduling cycles", () => {
     expect(sim.events.map((e) => e.message)).toEqual([
       "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.",
     ]);
+  });
+
+  it("requeues the rejected pod when a matching node is added, not another one", async () => {
+    const sim = newSim({ nodes: three() });
+    const p = withAffinity(makePod("p"), required(zoneIn("z9")));
+    sim.add(p);
+    await sim.drain();
+    expect(sim.queue.whereIs(p)).toBe("Unschedulable");
+    sim.queue.moveAllToActiveOrBackoffQueue(NodeAdd, undefined, makeNode("d", { zone: "z4" }));
+    expect(sim.queue.whereIs(p)).toBe("Unschedulable");
+    sim.queue.moveAllToActiveOrBackoffQueue(NodeAdd, undefined, makeNode("e", { zone: "z9" }));
+    expect(["Active", "Backoff"]).toContain(sim.queue.whereIs(p));
   });
 });

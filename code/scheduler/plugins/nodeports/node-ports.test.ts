@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { ContainerPort, Pod } from "../../../api/core.ts";
 import { CycleState } from "../../framework/cycle-state.ts";
-import { QueueingHint } from "../../framework/events.ts";
+import { AssignedPodDelete, QueueingHint } from "../../framework/events.ts";
 import { NodeInfo } from "../../framework/node-info.ts";
 import { Code, codeOf } from "../../framework/status.ts";
 import { newSim } from "../../testing/sim.ts";
@@ -107,5 +107,22 @@ describe("NodePorts in whole scheduling cycles", () => {
     expect(sim.events.map((e) => e.message)).toEqual([
       "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports.",
     ]);
+  });
+
+  it("requeues the rejected pod only when a pod holding its port is deleted", async () => {
+    const sim = newSim({ nodes: [makeNode("a")] });
+    const holder = makePod("web-a", { nodeName: "a", hostPorts: [80] });
+    const other = makePod("metrics-a", { nodeName: "a", hostPorts: [9090] });
+    sim.cache.addPod(holder);
+    sim.cache.addPod(other);
+    const web = makePod("web", { hostPorts: [80] });
+    sim.add(web);
+    await sim.drain();
+    expect(sim.queue.whereIs(web)).toBe("Unschedulable");
+    // 9090 freed: cannot help a pod that wants 80
+    sim.queue.moveAllToActiveOrBackoffQueue(AssignedPodDelete, other, undefined);
+    expect(sim.queue.whereIs(web)).toBe("Unschedulable");
+    sim.queue.moveAllToActiveOrBackoffQueue(AssignedPodDelete, holder, undefined);
+    expect(["Active", "Backoff"]).toContain(sim.queue.whereIs(web));
   });
 });
