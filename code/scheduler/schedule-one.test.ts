@@ -131,9 +131,20 @@ describe("the scheduling cycle", () => {
     );
     // a: taint raw 1 → reversed 0 (×3 = 0); least (75 + 87) / 2 = 81; balanced 100 − |0.25 − 0.125|/2·100 = 93
     // b: taint raw 0 → 100 ×3 = 300; least (25 + 37) / 2 = 31; balanced 100 − |0.75 − 0.625|/2·100 = 93
+    // both: ImageLocality 0 (no node has "pause"); NodeAffinity skipped at PreScore (no preferred terms)
     expect(byNode).toEqual({
-      a: ["TaintToleration=0", "NodeResourcesFit=81", "NodeResourcesBalancedAllocation=93"],
-      b: ["TaintToleration=300", "NodeResourcesFit=31", "NodeResourcesBalancedAllocation=93"],
+      a: [
+        "TaintToleration=0",
+        "NodeResourcesFit=81",
+        "NodeResourcesBalancedAllocation=93",
+        "ImageLocality=0",
+      ],
+      b: [
+        "TaintToleration=300",
+        "NodeResourcesFit=31",
+        "NodeResourcesBalancedAllocation=93",
+        "ImageLocality=0",
+      ],
     });
     expect(scores.map((s) => s.totalScore)).toEqual([174, 424]);
   });

@@ -97,6 +97,12 @@ export function fitErrorMessage(numAllNodes: number, d: Diagnosis): string {
     d.nodeToStatus.forEachExplicitNode((_n, s) => {
       for (const r of s.reasons()) counts.set(r, (counts.get(r) ?? 0) + 1);
     });
+    // nodeplugins: nodes a PreFilterResult left out (NodeAffinity's matchFields) are absent
+    // from the map; upstream counts them under the absent nodes' status.
+    const absent = numAllNodes - d.nodeToStatus.len();
+    if (absent > 0) {
+      for (const r of d.nodeToStatus.absentNodes().reasons()) counts.set(r, (counts.get(r) ?? 0) + absent);
+    }
     // Go's sort.Strings: byte order of the whole "count reason" string, not by count.
     const parts = [...counts].map(([r, n]) => `${n} ${r}`).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     if (parts.length > 0) msg += ` ${parts.join(", ")}.`;

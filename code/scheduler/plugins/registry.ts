@@ -11,19 +11,26 @@
  *
  * Invariants:
  * - the default list keeps upstream's order (it is the Filter order, and the first failing
- *   Filter names the reason) and weights: TaintToleration 3, NodeResourcesFit 1,
- *   NodeResourcesBalancedAllocation 1, PodTopologySpread 2, InterPodAffinity 2; plugins not built yet
- *   (NodeAffinity, NodePorts, ImageLocality, DefaultPreemption, the volume plugins)
- *   are absent rather than stubbed.
+ *   Filter names the reason) and Score weights: TaintToleration 3, NodeAffinity 2,
+ *   NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2,
+ *   NodeResourcesBalancedAllocation 1, ImageLocality 1; plugins not built (the volume plugins:
+ *   VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are absent, not stubbed.
  */
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
+import { ImageLocality, Name as ImageLocalityName } from "./imagelocality/image-locality.ts";
 import {
   InterPodAffinity,
   type InterPodAffinityArgs,
   Name as InterPodAffinityName,
 } from "./interpodaffinity/plugin.ts";
+import {
+  NodeAffinity,
+  type NodeAffinityArgs,
+  Name as NodeAffinityName,
+} from "./nodeaffinity/node-affinity.ts";
 import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
+import { NodePorts, Name as NodePortsName } from "./nodeports/node-ports.ts";
 import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
 import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
 import { NodeUnschedulable, Name as NodeUnschedulableName } from "./nodeunschedulable/node-unschedulable.ts";
@@ -43,12 +50,13 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     [NodeUnschedulableName, () => new NodeUnschedulable()],
     [NodeNameName, () => new NodeName()],
     [TaintTolerationName, () => new TaintToleration()],
+    [NodeAffinityName, (args) => new NodeAffinity((args ?? {}) as NodeAffinityArgs)],
+    [NodePortsName, () => new NodePorts()],
     [FitName, (args) => new Fit((args ?? {}) as FitArgs)],
-    // PodTopologySpread (chapter 5, spreading)
     [PodTopologySpreadName, (args, h) => new PodTopologySpread(args as PodTopologySpreadArgs | undefined, h)],
-    [BalancedAllocationName, () => new BalancedAllocation()],
-    // InterPodAffinity (interpod)
     [InterPodAffinityName, (args, h) => new InterPodAffinity(args as InterPodAffinityArgs | undefined, h)],
+    [BalancedAllocationName, () => new BalancedAllocation()],
+    [ImageLocalityName, (_args, h) => new ImageLocality(h)],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],
   ]);
 }
@@ -59,12 +67,14 @@ export const defaultMultiPoint: PluginRef[] = [
   { name: NodeUnschedulableName },
   { name: NodeNameName },
   { name: TaintTolerationName, weight: 3 },
+  { name: NodeAffinityName, weight: 2 },
+  { name: NodePortsName },
   { name: FitName, weight: 1 },
-  // PodTopologySpread (chapter 5, spreading): after the volume plugins, before InterPodAffinity.
+  // (upstream: VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone — not built)
   { name: PodTopologySpreadName, weight: 2 },
-  // InterPodAffinity (interpod): after PodTopologySpread, before DefaultPreemption, weight 2.
   { name: InterPodAffinityName, weight: 2 },
   { name: BalancedAllocationName, weight: 1 },
+  { name: ImageLocalityName, weight: 1 },
   { name: DefaultBinderName },
 ];
 // #endregion registry

@@ -308,7 +308,9 @@ export class Framework implements Handle {
         return [result, newStatus(Code.UnschedulableAndUnresolvable, msg), new Set(pluginsWithNodes)];
       }
     }
-    return [result, returnStatus, new Set()];
+    // nodeplugins: the plugins that narrowed the nodes, as upstream — findNodesThatFitPod names
+    // them in the absent nodes' "node(s) didn't satisfy plugin(s) [NodeAffinity]".
+    return [result, returnStatus, new Set(pluginsWithNodes)];
   }
 
   /** RunFilterPlugins: the first plugin that does not pass decides; skipped plugins do not run. */

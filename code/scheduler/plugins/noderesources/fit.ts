@@ -1,9 +1,11 @@
 /**
  * NodeResourcesFit — Filter: the pod's requests must fit in what the node's pods leave of its
  * allocatable ("Insufficient cpu", "Too many pods"); Score: the configured strategy
- * (LeastAllocated by default).
+ * (LeastAllocated by default, MostAllocated, RequestedToCapacityRatio).
  *
- * @upstream kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go (Fit, PreFilter, Filter, fitsRequest, InsufficientResource, computePodResourceRequest, PreScore, Score, EventsToRegister)
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/plugins/noderesources/fit.go (Fit, NewFit, nodeResourceStrategyTypeMap, PreFilter, Filter, fitsRequest, InsufficientResource, computePodResourceRequest, PreScore, Score, EventsToRegister)
+ * @upstream kubernetes/kubernetes pkg/scheduler/apis/config/types_pluginargs.go (NodeResourcesFitArgs, ScoringStrategy, ScoringStrategyType, RequestedToCapacityRatioParam)
+ * @upstream kubernetes/kubernetes pkg/scheduler/apis/config/v1/defaults.go (SetDefaults_NodeResourcesFitArgs)
  * @chapter 05-scheduler
  *
  * Solves: a node must never be promised more than it has. The sums come from NodeInfo (which
@@ -16,6 +18,11 @@
  * - every shortfall is a reason; the code is Unschedulable (evicting pods may help), or
  *   UnschedulableAndUnresolvable when some request exceeds the node's whole allocatable.
  * - Filter uses real requests (`requested`), Score the non-zero defaults (`nonZeroRequested`).
+ * - extended resources named in `ignoredResources`, or whose group (the part before "/") is in
+ *   `ignoredResourceGroups`, are not checked by Filter (a device plugin outside the scheduler
+ *   accounts for them).
+ * - args are defaulted as upstream: no scoringStrategy is LeastAllocated over cpu and memory
+ *   (weight 1 each); no resources is that default set; a weight of 0 is 1.
  */
 import type { Pod } from "../../../api/core.ts";
 import type { CycleState, StateData } from "../../framework/cycle-state.ts";
@@ -34,7 +41,18 @@ import type { NodeInfo } from "../../framework/node-info.ts";
 import { asStatus, Code, newStatus, type Status } from "../../framework/status.ts";
 import { podRequests, type Resource } from "../../framework/types.ts";
 import { leastResourceScorer } from "./least-allocated.ts";
-import { defaultResourceSpec, ResourceAllocationScorer, type ResourceSpec } from "./resource-allocation.ts";
+import { mostResourceScorer } from "./most-allocated.ts";
+import {
+  MaxCustomPriorityScore,
+  requestedToCapacityRatioScorer,
+  type UtilizationShapePoint,
+} from "./requested-to-capacity-ratio.ts";
+import {
+  defaultResourceSpec,
+  ResourceAllocationScorer,
+  type ResourceSpec,
+  type Scorer,
+} from "./resource-allocation.ts";
 
 export const Name = "NodeResourcesFit";
 const preFilterStateKey = `PreFilter${Name}`;
@@ -64,7 +82,12 @@ class RequestsState implements StateData {
 }
 
 // #region fits-request
-export function fitsRequest(podRequest: Resource, nodeInfo: NodeInfo): InsufficientResource[] {
+export function fitsRequest(
+  podRequest: Resource,
+  nodeInfo: NodeInfo,
+  ignoredExtendedResources: ReadonlySet<string> = new Set(),
+  ignoredResourceGroups: ReadonlySet<string> = new Set(),
+): InsufficientResource[] {
   const out: InsufficientResource[] = [];
   const alloc = nodeInfo.allocatable;
   const used = nodeInfo.requested;
@@ -103,26 +126,109 @@ export function fitsRequest(podRequest: Resource, nodeInfo: NodeInfo): Insuffici
   check("memory", podRequest.memory, used.memory, alloc.memory);
   check("ephemeral-storage", podRequest.ephemeralStorage, used.ephemeralStorage, alloc.ephemeralStorage);
   for (const [name, req] of podRequest.scalarResources) {
+    if (
+      isExtendedResourceName(name) &&
+      (ignoredExtendedResources.has(name) || ignoredResourceGroups.has(name.split("/")[0]))
+    ) {
+      continue;
+    }
     check(name, req, used.scalarResources.get(name) ?? 0, alloc.scalarResources.get(name) ?? 0);
   }
   return out;
 }
+
+/** IsExtendedResourceName: a vendor-domain name (`example.com/gpu`), not `kubernetes.io/…` or `requests.…`. */
+function isExtendedResourceName(name: string): boolean {
+  const native = !name.includes("/") || name.includes("kubernetes.io/");
+  return !native && !name.startsWith("requests.");
+}
 // #endregion fits-request
 
-export interface FitArgs {
-  /** scoringStrategy.resources; the strategy itself is LeastAllocated (the default) for now. */
+// #region scoring-strategy
+export type ScoringStrategyType = "LeastAllocated" | "MostAllocated" | "RequestedToCapacityRatio";
+
+export interface ScoringStrategy {
+  type: ScoringStrategyType;
+  /** The resources scored and their weights (1–100). */
   resources?: ResourceSpec[];
+  /** Only for RequestedToCapacityRatio: the curve, utilization 0–100 → score 0–10. */
+  requestedToCapacityRatio?: { shape: UtilizationShapePoint[] };
 }
+
+/** NodeResourcesFitArgs, with upstream's field names. */
+export interface NodeResourcesFitArgs {
+  /** Extended resources Filter does not check. */
+  ignoredResources?: string[];
+  /** Groups (`example.com` of `example.com/gpu`) of extended resources Filter does not check. */
+  ignoredResourceGroups?: string[];
+  scoringStrategy?: ScoringStrategy;
+}
+
+/** The name registry.ts has always imported. */
+export type FitArgs = NodeResourcesFitArgs;
+
+/** SetDefaults_NodeResourcesFitArgs: LeastAllocated over cpu and memory; weight 0 means 1. */
+export function defaultNodeResourcesFitArgs(args: NodeResourcesFitArgs = {}): NodeResourcesFitArgs {
+  const strategy: ScoringStrategy = args.scoringStrategy
+    ? { ...args.scoringStrategy }
+    : { type: "LeastAllocated", resources: defaultResourceSpec };
+  const resources = strategy.resources?.length ? strategy.resources : defaultResourceSpec;
+  strategy.resources = resources.map((r) => ({ name: r.name, weight: r.weight || 1 }));
+  return { ...args, scoringStrategy: strategy };
+}
+
+/** validateFunctionShape, in part: the curve needs points, in increasing utilization, in range. */
+function shapeError(shape: readonly UtilizationShapePoint[] | undefined): string | undefined {
+  if (!shape || shape.length === 0) return "at least one point must be specified";
+  for (const [i, p] of shape.entries()) {
+    if (i > 0 && shape[i - 1].utilization >= p.utilization) {
+      return "utilization values must be sorted in increasing order";
+    }
+    if (p.utilization < 0 || p.utilization > 100)
+      return `utilization ${p.utilization} not in valid range [0, 100]`;
+    if (p.score < 0 || p.score > MaxCustomPriorityScore) {
+      return `score ${p.score} not in valid range [0, ${MaxCustomPriorityScore}]`;
+    }
+  }
+  return undefined;
+}
+
+/** nodeResourceStrategyTypeMap: the scorer of each strategy (all count the non-zero defaults). */
+function strategyScorer(strategy: ScoringStrategy): Scorer {
+  switch (strategy.type) {
+    case "LeastAllocated":
+      return leastResourceScorer;
+    case "MostAllocated":
+      return mostResourceScorer;
+    case "RequestedToCapacityRatio": {
+      const shape = strategy.requestedToCapacityRatio?.shape;
+      const err = shapeError(shape);
+      if (err) throw new Error(`scoringStrategy.requestedToCapacityRatio.shape: ${err}`);
+      return requestedToCapacityRatioScorer(shape!);
+    }
+    default:
+      throw new Error(`scoring strategy ${String(strategy.type)} is not supported`);
+  }
+}
+// #endregion scoring-strategy
 
 export class Fit implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
   private readonly scorer: ResourceAllocationScorer;
-  constructor(args: FitArgs = {}) {
+  private readonly ignoredResources: Set<string>;
+  private readonly ignoredResourceGroups: Set<string>;
+
+  /** NewFit: defaults the args, then refuses an unknown strategy or a bad shape (the profile fails). */
+  constructor(rawArgs: NodeResourcesFitArgs = {}) {
+    const args = defaultNodeResourcesFitArgs(rawArgs);
+    const strategy = args.scoringStrategy!;
     this.scorer = new ResourceAllocationScorer(
-      "LeastAllocated",
-      leastResourceScorer,
+      strategy.type,
+      strategyScorer(strategy),
       false,
-      args.resources ?? defaultResourceSpec,
+      strategy.resources,
     );
+    this.ignoredResources = new Set(args.ignoredResources ?? []);
+    this.ignoredResourceGroups = new Set(args.ignoredResourceGroups ?? []);
   }
 
   name(): string {
@@ -140,7 +246,12 @@ export class Fit implements PreFilterPlugin, FilterPlugin, PreScorePlugin, Score
     if (s instanceof NotFoundError) {
       return asStatus(new Error(`error reading "${preFilterStateKey}" from cycleState: ${s.message}`));
     }
-    const insufficient = fitsRequest((s as ResourceState).value, nodeInfo);
+    const insufficient = fitsRequest(
+      (s as ResourceState).value,
+      nodeInfo,
+      this.ignoredResources,
+      this.ignoredResourceGroups,
+    );
     if (insufficient.length === 0) return undefined;
     const code = insufficient.some((r) => r.unresolvable)
       ? Code.UnschedulableAndUnresolvable

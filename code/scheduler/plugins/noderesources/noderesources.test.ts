@@ -85,10 +85,13 @@ describe("LeastAllocated", () => {
   it("weights resources as configured", () => {
     // cpu 50 × 3, memory 62 × 1 → (150 + 62) / 4 = 53
     const fit = new Fit({
-      resources: [
-        { name: "cpu", weight: 3 },
-        { name: "memory", weight: 1 },
-      ],
+      scoringStrategy: {
+        type: "LeastAllocated",
+        resources: [
+          { name: "cpu", weight: 3 },
+          { name: "memory", weight: 1 },
+        ],
+      },
     });
     const pod = makePod("p", { requests: [{ cpu: "1", memory: "1Gi" }] });
     expect(score(fit, pod, node(undefined, existing)).score).toBe(53);

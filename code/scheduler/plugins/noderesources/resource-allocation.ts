@@ -77,7 +77,10 @@ export class ResourceAllocationScorer {
       const alloc = amountOf(nodeInfo.allocatable, r.name);
       if (alloc === 0) continue;
       allocatable[i] = alloc;
-      requested[i] = amountOf(nodeRequested, r.name) + podRequests[i];
+      // nodeplugins: the non-zero defaults exist for CPU and memory only; ephemeral storage and
+      // extended resources are always the node's real requests (upstream's default branch).
+      const onNode = r.name === "cpu" || r.name === "memory" ? nodeRequested : nodeInfo.requested;
+      requested[i] = amountOf(onNode, r.name) + podRequests[i];
     }
     return this.scorer(requested, allocatable, this.resources);
   }
