@@ -16,25 +16,22 @@
  *   NodeResourcesBalancedAllocation 1, ImageLocality 1; plugins not built (the volume plugins:
  *   VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are absent, not stubbed.
  */
+import type { NodeAffinityArgs } from "../apis/config/types-pluginargs.ts";
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
 import { ImageLocality, Name as ImageLocalityName } from "./imagelocality/image-locality.ts";
 import {
   InterPodAffinity,
-  type InterPodAffinityArgs,
+  type InterPodAffinityArgsInput,
   Name as InterPodAffinityName,
 } from "./interpodaffinity/plugin.ts";
-import {
-  NodeAffinity,
-  type NodeAffinityArgs,
-  Name as NodeAffinityName,
-} from "./nodeaffinity/node-affinity.ts";
+import { NodeAffinity, Name as NodeAffinityName } from "./nodeaffinity/node-affinity.ts";
 import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
 import { NodePorts, Name as NodePortsName } from "./nodeports/node-ports.ts";
 import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
 import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
 import { NodeUnschedulable, Name as NodeUnschedulableName } from "./nodeunschedulable/node-unschedulable.ts";
-import type { PodTopologySpreadArgs } from "./podtopologyspread/args.ts";
+import type { PodTopologySpreadArgsInput } from "./podtopologyspread/args.ts";
 import { PodTopologySpread, Name as PodTopologySpreadName } from "./podtopologyspread/plugin.ts";
 import { PrioritySort, Name as PrioritySortName } from "./queuesort/priority-sort.ts";
 import { SchedulingGates, Name as SchedulingGatesName } from "./schedulinggates/scheduling-gates.ts";
@@ -50,11 +47,17 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     [NodeUnschedulableName, () => new NodeUnschedulable()],
     [NodeNameName, () => new NodeName()],
     [TaintTolerationName, () => new TaintToleration()],
-    [NodeAffinityName, (args) => new NodeAffinity((args ?? {}) as NodeAffinityArgs)],
+    [NodeAffinityName, (args) => new NodeAffinity((args ?? {}) as Partial<NodeAffinityArgs>)],
     [NodePortsName, () => new NodePorts()],
     [FitName, (args) => new Fit((args ?? {}) as FitArgs)],
-    [PodTopologySpreadName, (args, h) => new PodTopologySpread(args as PodTopologySpreadArgs | undefined, h)],
-    [InterPodAffinityName, (args, h) => new InterPodAffinity(args as InterPodAffinityArgs | undefined, h)],
+    [
+      PodTopologySpreadName,
+      (args, h) => new PodTopologySpread(args as PodTopologySpreadArgsInput | undefined, h),
+    ],
+    [
+      InterPodAffinityName,
+      (args, h) => new InterPodAffinity(args as InterPodAffinityArgsInput | undefined, h),
+    ],
     [BalancedAllocationName, () => new BalancedAllocation()],
     [ImageLocalityName, (_args, h) => new ImageLocality(h)],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],

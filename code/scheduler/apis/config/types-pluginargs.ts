@@ -18,8 +18,7 @@
  * - VolumeBindingArgs is not here: this scheduler has no volume plugins.
  */
 
-import type { Affinity } from "../../../api/core.ts";
-import type { LabelSelector } from "../../../api/labels.ts";
+import type { Affinity, TopologySpreadConstraint } from "../../../api/core.ts";
 
 // #region args-types
 export interface ResourceSpec {
@@ -63,18 +62,6 @@ export interface InterPodAffinityArgs {
   /** 0–100: the score a required affinity term of an existing pod contributes. */
   hardPodAffinityWeight: number;
   ignorePreferredTermsOfExistingPods?: boolean;
-}
-
-/** A pod's topologySpreadConstraints entry, as PodTopologySpreadArgs' defaults carry them. */
-export interface TopologySpreadConstraint {
-  maxSkew: number;
-  topologyKey: string;
-  whenUnsatisfiable: "DoNotSchedule" | "ScheduleAnyway";
-  labelSelector?: LabelSelector;
-  minDomains?: number;
-  nodeAffinityPolicy?: "Honor" | "Ignore";
-  nodeTaintsPolicy?: "Honor" | "Ignore";
-  matchLabelKeys?: string[];
 }
 
 export type PodTopologySpreadConstraintsDefaulting = "System" | "List";

@@ -16,24 +16,22 @@
  *   pods' required affinity.
  * - `ignorePreferredTermsOfExistingPods` defaults to false.
  */
+import type { InterPodAffinityArgs } from "../../apis/config/types-pluginargs.ts";
 import type { Handle } from "../../framework/runtime/framework.ts";
 import type { NamespaceLister } from "./terms.ts";
 
 // #region args
-/** InterPodAffinityArgs, by upstream's field names (the lead unifies with apis/config/). */
-export interface InterPodAffinityArgs {
-  /** Score weight of an existing pod's REQUIRED affinity term that the incoming pod matches. */
-  hardPodAffinityWeight?: number;
-  /** Score only the incoming pod's own preferences (unless it has none: then Skip). */
-  ignorePreferredTermsOfExistingPods?: boolean;
-}
+/** InterPodAffinityArgs (apis/config) as a caller may give them: none, or some fields. */
+export type InterPodAffinityArgsInput = Partial<InterPodAffinityArgs>;
 
 export const DefaultHardPodAffinityWeight = 1;
 const minHardPodAffinityWeight = 0;
 const maxHardPodAffinityWeight = 100;
 
 /** The args with v1's defaults applied (SetDefaults_InterPodAffinityArgs). */
-export function defaultInterPodAffinityArgs(a: InterPodAffinityArgs = {}): Required<InterPodAffinityArgs> {
+export function defaultInterPodAffinityArgs(
+  a: InterPodAffinityArgsInput = {},
+): Required<InterPodAffinityArgs> {
   return {
     hardPodAffinityWeight: a.hardPodAffinityWeight ?? DefaultHardPodAffinityWeight,
     ignorePreferredTermsOfExistingPods: a.ignorePreferredTermsOfExistingPods ?? false,

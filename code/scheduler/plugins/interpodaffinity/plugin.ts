@@ -19,8 +19,10 @@
  * - hints only say QueueSkip when the event provably cannot help: an unscheduled pod, or a
  *   pod / node change that touches none of the rejected pod's terms.
  */
+
 import type { Node, Pod } from "../../../api/core.ts";
 import { Resources } from "../../../client/informers/factory.ts";
+import type { InterPodAffinityArgs } from "../../apis/config/types-pluginargs.ts";
 import type { CycleState } from "../../framework/cycle-state.ts";
 import { ActionType, type ClusterEventWithHint, QueueingHint } from "../../framework/events.ts";
 import type {
@@ -40,7 +42,7 @@ import type { Status } from "../../framework/status.ts";
 import { PodInfo } from "../../framework/types.ts";
 import {
   defaultInterPodAffinityArgs,
-  type InterPodAffinityArgs,
+  type InterPodAffinityArgsInput,
   type InterPodAffinityContext,
   validateInterPodAffinityArgs,
 } from "./args.ts";
@@ -49,7 +51,7 @@ import { normalizeScore, preScore, score } from "./scoring.ts";
 import { type NamespaceLister, podMatchesAllAffinityTerms } from "./terms.ts";
 
 export const Name = "InterPodAffinity";
-export type { InterPodAffinityArgs };
+export type { InterPodAffinityArgsInput };
 
 export class InterPodAffinity
   implements
@@ -66,7 +68,7 @@ export class InterPodAffinity
   private readonly namespaces: NamespaceLister | undefined;
 
   constructor(
-    args: InterPodAffinityArgs | undefined,
+    args: InterPodAffinityArgsInput | undefined,
     readonly handle: Handle,
   ) {
     this.args = defaultInterPodAffinityArgs(args);

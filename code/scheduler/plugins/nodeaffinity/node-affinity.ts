@@ -28,12 +28,11 @@ import type { Node, Pod } from "../../../api/core.ts";
 import {
   getRequiredNodeAffinity,
   NodeSelector,
-  type NodeSelectorSpec,
   ObjectNameField,
-  type PreferredSchedulingTerm,
   PreferredSchedulingTerms,
   type RequiredNodeAffinity,
 } from "../../../api/node-affinity.ts";
+import type { NodeAffinityArgs } from "../../apis/config/types-pluginargs.ts";
 import type { CycleState, StateData } from "../../framework/cycle-state.ts";
 import { NotFoundError } from "../../framework/cycle-state.ts";
 import { ActionType, type ClusterEventWithHint, QueueingHint } from "../../framework/events.ts";
@@ -58,14 +57,6 @@ export const ErrReasonEnforced = "node(s) didn't match scheduler-enforced node a
 export const ErrReasonConflict = "pod affinity terms conflict";
 const preFilterStateKey = `PreFilter${Name}`;
 const preScoreStateKey = `PreScore${Name}`;
-
-/** NodeAffinityArgs: node affinity every pod of the profile gets on top of its own. */
-export interface NodeAffinityArgs {
-  addedAffinity?: {
-    requiredDuringSchedulingIgnoredDuringExecution?: NodeSelectorSpec;
-    preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
-  };
-}
 
 class PreFilterState implements StateData {
   constructor(readonly required: RequiredNodeAffinity) {}
@@ -95,7 +86,7 @@ export class NodeAffinity
   private readonly addedPrefSchedTerms?: PreferredSchedulingTerms;
 
   /** New: a bad addedAffinity is a configuration error — the profile does not start. */
-  constructor(args: NodeAffinityArgs = {}) {
+  constructor(args: Partial<NodeAffinityArgs> = {}) {
     const added = args.addedAffinity;
     if (added?.requiredDuringSchedulingIgnoredDuringExecution) {
       const r = NodeSelector.parse(added.requiredDuringSchedulingIgnoredDuringExecution);

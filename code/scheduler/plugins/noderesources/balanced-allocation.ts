@@ -17,7 +17,9 @@
  * - a pod requesting none of the resources is scored like any other, by the node's own balance
  *   (v1.32; skipping such pods at PreScore arrived in v1.33 with kubernetes/kubernetes#130260).
  */
+
 import type { Pod } from "../../../api/core.ts";
+import type { ResourceSpec } from "../../apis/config/types-pluginargs.ts";
 import type { CycleState, StateData } from "../../framework/cycle-state.ts";
 import { NotFoundError } from "../../framework/cycle-state.ts";
 import {
@@ -28,7 +30,7 @@ import {
 } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
 import type { Status } from "../../framework/status.ts";
-import { defaultResourceSpec, ResourceAllocationScorer, type ResourceSpec } from "./resource-allocation.ts";
+import { defaultResourceSpec, ResourceAllocationScorer } from "./resource-allocation.ts";
 
 export const BalancedAllocationName = "NodeResourcesBalancedAllocation";
 const preScoreStateKey = `PreScore${BalancedAllocationName}`;

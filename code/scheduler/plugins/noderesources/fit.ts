@@ -25,6 +25,12 @@
  *   (weight 1 each); no resources is that default set; a weight of 0 is 1.
  */
 import type { Pod } from "../../../api/core.ts";
+import type {
+  NodeResourcesFitArgs,
+  ResourceSpec,
+  ScoringStrategy,
+  UtilizationShapePoint,
+} from "../../apis/config/types-pluginargs.ts";
 import type { CycleState, StateData } from "../../framework/cycle-state.ts";
 import { NotFoundError } from "../../framework/cycle-state.ts";
 import { ActionType, type ClusterEventWithHint } from "../../framework/events.ts";
@@ -42,17 +48,8 @@ import { asStatus, Code, newStatus, type Status } from "../../framework/status.t
 import { podRequests, type Resource } from "../../framework/types.ts";
 import { leastResourceScorer } from "./least-allocated.ts";
 import { mostResourceScorer } from "./most-allocated.ts";
-import {
-  MaxCustomPriorityScore,
-  requestedToCapacityRatioScorer,
-  type UtilizationShapePoint,
-} from "./requested-to-capacity-ratio.ts";
-import {
-  defaultResourceSpec,
-  ResourceAllocationScorer,
-  type ResourceSpec,
-  type Scorer,
-} from "./resource-allocation.ts";
+import { MaxCustomPriorityScore, requestedToCapacityRatioScorer } from "./requested-to-capacity-ratio.ts";
+import { defaultResourceSpec, ResourceAllocationScorer, type Scorer } from "./resource-allocation.ts";
 
 export const Name = "NodeResourcesFit";
 const preFilterStateKey = `PreFilter${Name}`;
@@ -145,36 +142,23 @@ function isExtendedResourceName(name: string): boolean {
 // #endregion fits-request
 
 // #region scoring-strategy
-export type ScoringStrategyType = "LeastAllocated" | "MostAllocated" | "RequestedToCapacityRatio";
-
-export interface ScoringStrategy {
-  type: ScoringStrategyType;
-  /** The resources scored and their weights (1–100). */
-  resources?: ResourceSpec[];
-  /** Only for RequestedToCapacityRatio: the curve, utilization 0–100 → score 0–10. */
-  requestedToCapacityRatio?: { shape: UtilizationShapePoint[] };
-}
-
-/** NodeResourcesFitArgs, with upstream's field names. */
-export interface NodeResourcesFitArgs {
-  /** Extended resources Filter does not check. */
-  ignoredResources?: string[];
-  /** Groups (`example.com` of `example.com/gpu`) of extended resources Filter does not check. */
-  ignoredResourceGroups?: string[];
-  scoringStrategy?: ScoringStrategy;
-}
-
-/** The name registry.ts has always imported. */
-export type FitArgs = NodeResourcesFitArgs;
+/**
+ * FitArgs: NodeResourcesFitArgs (apis/config) as a caller may give them — a simulation or a
+ * test passes none or part; the plugin defaults the rest as v1's defaulting does.
+ */
+export type FitArgs = Omit<Partial<NodeResourcesFitArgs>, "scoringStrategy"> & {
+  scoringStrategy?: Omit<ScoringStrategy, "resources"> & { resources?: ResourceSpec[] };
+};
 
 /** SetDefaults_NodeResourcesFitArgs: LeastAllocated over cpu and memory; weight 0 means 1. */
-export function defaultNodeResourcesFitArgs(args: NodeResourcesFitArgs = {}): NodeResourcesFitArgs {
-  const strategy: ScoringStrategy = args.scoringStrategy
-    ? { ...args.scoringStrategy }
-    : { type: "LeastAllocated", resources: defaultResourceSpec };
-  const resources = strategy.resources?.length ? strategy.resources : defaultResourceSpec;
-  strategy.resources = resources.map((r) => ({ name: r.name, weight: r.weight || 1 }));
-  return { ...args, scoringStrategy: strategy };
+export function defaultNodeResourcesFitArgs(args: FitArgs = {}): NodeResourcesFitArgs {
+  const given = args.scoringStrategy ?? { type: "LeastAllocated" };
+  const resources = given.resources?.length ? given.resources : defaultResourceSpec;
+  const scoringStrategy: ScoringStrategy = {
+    ...given,
+    resources: resources.map((r) => ({ name: r.name, weight: r.weight || 1 })),
+  };
+  return { ...args, scoringStrategy };
 }
 
 /** validateFunctionShape, in part: the curve needs points, in increasing utilization, in range. */
@@ -218,9 +202,9 @@ export class Fit implements PreFilterPlugin, FilterPlugin, PreScorePlugin, Score
   private readonly ignoredResourceGroups: Set<string>;
 
   /** NewFit: defaults the args, then refuses an unknown strategy or a bad shape (the profile fails). */
-  constructor(rawArgs: NodeResourcesFitArgs = {}) {
+  constructor(rawArgs: FitArgs = {}) {
     const args = defaultNodeResourcesFitArgs(rawArgs);
-    const strategy = args.scoringStrategy!;
+    const strategy = args.scoringStrategy;
     this.scorer = new ResourceAllocationScorer(
       strategy.type,
       strategyScorer(strategy),

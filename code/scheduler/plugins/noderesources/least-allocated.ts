@@ -12,8 +12,8 @@
  * when capacity is 0 or requested exceeds it; the node's score is
  * `Σ score_r × weight_r / Σ weight_r` (integer division), over resources with capacity > 0.
  */
+import type { ResourceSpec } from "../../apis/config/types-pluginargs.ts";
 import { MaxNodeScore } from "../../framework/interface.ts";
-import type { ResourceSpec } from "./resource-allocation.ts";
 
 // #region least-allocated
 export function leastRequestedScore(requested: number, capacity: number): number {

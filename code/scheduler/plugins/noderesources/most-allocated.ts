@@ -13,8 +13,8 @@
  * when capacity is 0; the node's score is `Σ score_r × weight_r / Σ weight_r` (integer
  * division) over resources with capacity > 0.
  */
+import type { ResourceSpec } from "../../apis/config/types-pluginargs.ts";
 import { MaxNodeScore } from "../../framework/interface.ts";
-import type { ResourceSpec } from "./resource-allocation.ts";
 
 // #region most-allocated
 export function mostRequestedScore(requested: number, capacity: number): number {

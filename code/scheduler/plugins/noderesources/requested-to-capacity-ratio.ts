@@ -18,19 +18,13 @@
  * - only resources with capacity > 0 and a score > 0 enter the mean (a 0 adds neither score
  *   nor weight); the mean is rounded (math.Round), not truncated — unlike the other two.
  */
+import type { ResourceSpec, UtilizationShapePoint } from "../../apis/config/types-pluginargs.ts";
 import { MaxNodeScore } from "../../framework/interface.ts";
 import { buildBrokenLinearFunction, type FunctionShapePoint } from "../helper/shape-score.ts";
-import type { ResourceSpec } from "./resource-allocation.ts";
 
 /** MaxCustomPriorityScore: the top of the shape's score scale (config.MaxCustomPriorityScore). */
 export const MaxCustomPriorityScore = 10;
 const maxUtilization = 100;
-
-/** UtilizationShapePoint: one point of the curve, utilization 0–100 → score 0–10. */
-export interface UtilizationShapePoint {
-  utilization: number;
-  score: number;
-}
 
 // #region rtcr
 export function requestedToCapacityRatioScorer(

@@ -18,13 +18,9 @@
  *   (allocatable 0), is left out of the score (allocatable and requested 0).
  */
 import type { Pod } from "../../../api/core.ts";
+import type { ResourceSpec } from "../../apis/config/types-pluginargs.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
 import { isScalarResourceName, podRequests, type Resource } from "../../framework/types.ts";
-
-export interface ResourceSpec {
-  name: string;
-  weight: number;
-}
 
 /** The default `resources` of NodeResourcesFit's scoring strategy and of BalancedAllocation. */
 export const defaultResourceSpec: ResourceSpec[] = [

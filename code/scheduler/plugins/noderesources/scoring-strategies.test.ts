@@ -11,7 +11,7 @@ import { newSim } from "../../testing/sim.ts";
 import { makeNode, makePod } from "../../testing/wrappers.ts";
 import { buildBrokenLinearFunction } from "../helper/shape-score.ts";
 import { defaultProfile } from "../registry.ts";
-import { defaultNodeResourcesFitArgs, Fit, type NodeResourcesFitArgs } from "./fit.ts";
+import { defaultNodeResourcesFitArgs, Fit, type FitArgs } from "./fit.ts";
 import { mostRequestedScore } from "./most-allocated.ts";
 import { requestedToCapacityRatioScorer } from "./requested-to-capacity-ratio.ts";
 
@@ -21,7 +21,7 @@ const node = (alloc: Record<string, string>, ...pods: Pod[]) => {
   return ni;
 };
 const std = { cpu: "4", memory: "8Gi", pods: "110" };
-const score = (args: NodeResourcesFitArgs, pod: Pod, ni: NodeInfo) => {
+const score = (args: FitArgs, pod: Pod, ni: NodeInfo) => {
   const fit = new Fit(args);
   const state = new CycleState();
   fit.preScore(state, pod, [ni]);
@@ -67,7 +67,7 @@ describe("RequestedToCapacityRatio", () => {
     // shape ×10 → (0,0) (100,100): cpu util 50 → 50, memory util trunc(37.5) = 37 → 37; (50 + 37) / 2 = 43.5 → 44
     const ni = node(std, makePod("old", { requests: [{ cpu: "1", memory: "2Gi" }] }));
     const pod = makePod("p", { requests: [{ cpu: "1", memory: "1Gi" }] });
-    const args: NodeResourcesFitArgs = {
+    const args: FitArgs = {
       scoringStrategy: { type: "RequestedToCapacityRatio", requestedToCapacityRatio: { shape: pack } },
     };
     expect(score(args, pod, ni)).toBe(44);
@@ -91,7 +91,7 @@ describe("RequestedToCapacityRatio", () => {
   it("weights an extended resource, counting what the node's pods already hold", () => {
     const alloc = { ...std, "example.com/gpu": "4" };
     const ni = node(alloc, makePod("old", { requests: [{ "example.com/gpu": "2" }] }));
-    const args: NodeResourcesFitArgs = {
+    const args: FitArgs = {
       scoringStrategy: {
         type: "RequestedToCapacityRatio",
         resources: [
@@ -152,7 +152,7 @@ describe("NodeResourcesFitArgs", () => {
 
   it("ignoredResources / ignoredResourceGroups: Filter does not check them", () => {
     const pod = makePod("p", { requests: [{ "example.com/gpu": "1", "vendor.io/fpga": "1" }] });
-    const run = (args: NodeResourcesFitArgs) => {
+    const run = (args: FitArgs) => {
       const fit = new Fit(args);
       const state = new CycleState();
       fit.preFilter(state, pod);
@@ -166,7 +166,7 @@ describe("NodeResourcesFitArgs", () => {
   });
 });
 
-const withFitArgs = (args: NodeResourcesFitArgs): ProfileConfig => ({
+const withFitArgs = (args: FitArgs): ProfileConfig => ({
   ...defaultProfile(),
   pluginConfig: [{ name: "NodeResourcesFit", args }],
 });
@@ -198,7 +198,7 @@ describe("scoring strategies in whole scheduling cycles", () => {
   });
 
   it("RequestedToCapacityRatio follows its shape: a peak at 50 % prefers the half-full node", async () => {
-    const args: NodeResourcesFitArgs = {
+    const args: FitArgs = {
       scoringStrategy: {
         type: "RequestedToCapacityRatio",
         resources: [{ name: "cpu", weight: 1 }],

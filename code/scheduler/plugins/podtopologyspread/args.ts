@@ -19,16 +19,17 @@
  *   (it is deduced per pod from its Services and controller).
  */
 import type { TopologySpreadConstraint } from "../../../api/core.ts";
+import type {
+  PodTopologySpreadArgs,
+  PodTopologySpreadConstraintsDefaulting,
+} from "../../apis/config/types-pluginargs.ts";
 
 // #region args
-export type PodTopologySpreadConstraintsDefaulting = "System" | "List";
 export const SystemDefaulting: PodTopologySpreadConstraintsDefaulting = "System";
 export const ListDefaulting: PodTopologySpreadConstraintsDefaulting = "List";
 
-export interface PodTopologySpreadArgs {
-  defaultConstraints?: TopologySpreadConstraint[];
-  defaultingType?: PodTopologySpreadConstraintsDefaulting;
-}
+/** PodTopologySpreadArgs (apis/config) as a caller may give them: absent defaultingType is System. */
+export type PodTopologySpreadArgsInput = Partial<PodTopologySpreadArgs>;
 
 /**
  * systemDefaultConstraints: soft on both keys, looser on zones (maxSkew 5) than on hosts
@@ -41,7 +42,7 @@ export const systemDefaultConstraints: readonly TopologySpreadConstraint[] = [
 // #endregion args
 
 /** SetDefaults_PodTopologySpreadArgs: an unset defaultingType is System. */
-export function withDefaults(args: PodTopologySpreadArgs | undefined): Required<PodTopologySpreadArgs> {
+export function withDefaults(args: PodTopologySpreadArgsInput | undefined): Required<PodTopologySpreadArgs> {
   return {
     defaultConstraints: args?.defaultConstraints ?? [],
     defaultingType: args?.defaultingType || SystemDefaulting,

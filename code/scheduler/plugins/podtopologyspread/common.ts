@@ -32,10 +32,10 @@ import {
   selectorMatches,
   sortByKey,
 } from "../../../api/labels.ts";
+import type { RequiredNodeAffinity } from "../../../api/node-affinity.ts";
 import type { PodInfo } from "../../framework/types.ts";
 import { defaultSelector, type SpreadListers } from "../helper/spread.ts";
 import { findMatchingUntoleratedTaint } from "../helper/taints.ts";
-import type { RequiredNodeAffinity } from "./required-node-affinity.ts";
 
 // #region constraint
 /** topologySpreadConstraint: v1.TopologySpreadConstraint with its selector parsed and defaults applied. */
@@ -119,7 +119,7 @@ export function matchNodeInclusionPolicies(
   node: Node,
   required: RequiredNodeAffinity,
 ): boolean {
-  if (c.nodeAffinityPolicy === "Honor" && !required.match(node)) return false;
+  if (c.nodeAffinityPolicy === "Honor" && !required.match(node)[0]) return false;
   if (c.nodeTaintsPolicy === "Honor") {
     const untolerated = findMatchingUntoleratedTaint(
       node.spec?.taints,

@@ -23,6 +23,7 @@
  */
 import type { Node, Pod } from "../../../api/core.ts";
 import { selectorMatches } from "../../../api/labels.ts";
+import { getRequiredNodeAffinity } from "../../../api/node-affinity.ts";
 import type { StateData } from "../../framework/cycle-state.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
 import { Code, newStatus, type Status } from "../../framework/status.ts";
@@ -32,7 +33,6 @@ import {
   nodeLabelsMatchSpreadConstraints,
   type SpreadConstraint,
 } from "./common.ts";
-import { getRequiredNodeAffinity } from "./required-node-affinity.ts";
 
 export const ErrReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints";
 export const ErrReasonNodeLabelNotMatch = `${ErrReasonConstraintsNotMatch} (missing required label)`;

@@ -48,7 +48,7 @@ import { asStatus, Code, newStatus, type Status } from "../../framework/status.t
 import type { PodInfo } from "../../framework/types.ts";
 import type { NamespacedLister, SpreadListers } from "../helper/spread.ts";
 import {
-  type PodTopologySpreadArgs,
+  type PodTopologySpreadArgsInput,
   SystemDefaulting,
   systemDefaultConstraints,
   validateArgs,
@@ -89,7 +89,7 @@ export class PodTopologySpread
   readonly listers: SpreadListers | undefined;
 
   constructor(
-    args: PodTopologySpreadArgs | undefined,
+    args: PodTopologySpreadArgsInput | undefined,
     private readonly handle: Handle,
   ) {
     const a = withDefaults(args);

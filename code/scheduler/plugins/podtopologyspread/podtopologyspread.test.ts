@@ -10,6 +10,7 @@ import type {
   TopologySpreadConstraint,
 } from "../../../api/core.ts";
 import type { KubeObject } from "../../../api/meta.ts";
+import { getRequiredNodeAffinity } from "../../../api/node-affinity.ts";
 import { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
 import type { ListerWatcher } from "../../../client/tools/cache/listwatch.ts";
 import { newSnapshot, type Snapshot } from "../../backend/cache/snapshot.ts";
@@ -23,7 +24,6 @@ import { PodInfo } from "../../framework/types.ts";
 import { newSim } from "../../testing/sim.ts";
 import { makeNode, makePod } from "../../testing/wrappers.ts";
 import { ErrReasonConstraintsNotMatch, ErrReasonNodeLabelNotMatch, PodTopologySpread } from "./plugin.ts";
-import { getRequiredNodeAffinity } from "./required-node-affinity.ts";
 
 const ZONE = "topology.kubernetes.io/zone";
 const HOST = "kubernetes.io/hostname";
@@ -466,7 +466,7 @@ describe("getRequiredNodeAffinity (which nodes count as domains)", () => {
       p.spec.affinity = {
         nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } },
       };
-    return getRequiredNodeAffinity(p).match(node);
+    return getRequiredNodeAffinity(p).match(node)[0];
   };
   const expr = (key: string, operator: NodeSelectorRequirement["operator"], values?: string[]) => [
     { matchExpressions: [{ key, operator, values }] },

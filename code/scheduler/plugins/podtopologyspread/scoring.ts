@@ -22,6 +22,7 @@
  * - normalized = 100 × (max + min − raw) / max (integer division), or 100 when max is 0.
  */
 import type { Pod } from "../../../api/core.ts";
+import { getRequiredNodeAffinity } from "../../../api/node-affinity.ts";
 import type { StateData } from "../../framework/cycle-state.ts";
 import { MaxNodeScore, type NodeScore } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
@@ -31,7 +32,6 @@ import {
   nodeLabelsMatchSpreadConstraints,
   type SpreadConstraint,
 } from "./common.ts";
-import { getRequiredNodeAffinity } from "./required-node-affinity.ts";
 
 export const LabelHostname = "kubernetes.io/hostname";
 const invalidScore = -1;
