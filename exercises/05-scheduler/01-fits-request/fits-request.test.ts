@@ -130,9 +130,15 @@ describe("computePodResourceRequest inside the scheduler", () => {
   });
 
   it("adds the pod's overhead", async () => {
-    const p = makePod("kata", { requests: [{ cpu: "1", memory: "1Gi" }] });
-    (p.spec as { overhead?: Record<string, string> }).overhead = { cpu: "250m", memory: "120Mi" };
-    const r = await schedule([node("one-cpu", "1", "8Gi"), node("two-cpu", "2", "8Gi")], p);
-    expect(r.placed).toEqual({ kata: "two-cpu" });
+    // 1 CPU for the container + 250m for the sandbox: more than a 1-CPU node has.
+    const kata = () => {
+      const p = makePod("kata", { requests: [{ cpu: "1", memory: "1Gi" }] });
+      (p.spec as { overhead?: Record<string, string> }).overhead = { cpu: "250m", memory: "120Mi" };
+      return p;
+    };
+    expect((await schedule([node("one-cpu", "1", "8Gi")], kata())).failed).toEqual([
+      "0/1 nodes are available: 1 Insufficient cpu.",
+    ]);
+    expect((await schedule([node("two-cpu", "2", "8Gi")], kata())).placed).toEqual({ kata: "two-cpu" });
   });
 });
