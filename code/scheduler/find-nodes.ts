@@ -176,6 +176,8 @@ export function findNodesThatPassFilters(
   for (let i = 0; i < numAllNodes && feasible.length < numNodesToFind; i++) {
     const ni = nodes[(search.nextStartNodeIndex + i) % numAllNodes];
     const s = fwk.runFilterPluginsWithNominatedPods(state, pod, ni);
+    // explain (schedex): every plugin's verdict on this node, from the status it ended with.
+    if (state.explain) state.explain.recordFilter(state.skipFilterPlugins, ni.nodeName(), s);
     if (s?.code === Code.Error) return asError(s)!;
     if (isSuccess(s)) feasible.push(ni);
     else {

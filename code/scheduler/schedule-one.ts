@@ -26,6 +26,7 @@ import { type Clock, realClock } from "../client/util/clock.ts";
 import type { Cache } from "./backend/cache/cache.ts";
 import type { Snapshot } from "./backend/cache/snapshot.ts";
 import type { PriorityQueue } from "./backend/queue/scheduling-queue.ts";
+import { Explain, type ExplainResult, explainAnnotations } from "./explain.ts";
 import { NoNodesAvailableError, type ScheduleResult, type SearchState, schedulePod } from "./find-nodes.ts";
 import { CycleState } from "./framework/cycle-state.ts";
 import { Diagnosis, FitError } from "./framework/diagnosis.ts";
@@ -70,6 +71,12 @@ export interface SchedulerOptions {
   getPod?: (pod: Pod) => Pod | undefined;
   /** Called with anything the scheduler would log as an error. */
   onError?: (err: Error) => void;
+  // explain (schedex): record every cycle's Filter and Score results (the binary's --explain).
+  explain?: boolean;
+  /** With `explain`: writes the simulator's annotations on the pod (a PATCH in the binary). */
+  annotatePod?: (pod: Pod, annotations: Record<string, string>) => Promise<void>;
+  /** With `explain`: the cycle's results, for a table (formatExplainTable). */
+  onExplain?: (pod: Pod, result: ExplainResult) => void;
 }
 
 export class Scheduler implements SearchState {
@@ -128,7 +135,10 @@ export class Scheduler implements SearchState {
       return true;
     }
     const state = new CycleState();
+    const explain = this.o.explain ? new Explain(fwk) : undefined;
+    state.explain = explain;
     const [result, assumedPodInfo, status, ni] = this.schedulingCycle(state, fwk, podInfo);
+    if (explain) this.reportExplain(explain, pod, isSuccess(status) || isWait(status), result);
     if (!isSuccess(status) && !isWait(status)) {
       this.handleSchedulingFailure(fwk, assumedPodInfo, status!, ni, pod);
       return true;
@@ -144,6 +154,14 @@ export class Scheduler implements SearchState {
     this.bindings.add(binding);
     void binding.finally(() => this.bindings.delete(binding));
     return true;
+  }
+
+  /** explain (schedex): the cycle's results, as annotations on the pod and to onExplain. */
+  private reportExplain(ex: Explain, pod: Pod, ok: boolean, result: ScheduleResult | undefined): void {
+    ex.selectedNode = ok && result ? result.suggestedHost : "";
+    const r = ex.result();
+    this.o.onExplain?.(pod, r);
+    this.o.annotatePod?.(pod, explainAnnotations(r)).catch((e: Error) => this.logError(e));
   }
 
   private skipPodSchedule(pod: Pod): boolean {

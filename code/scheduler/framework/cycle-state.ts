@@ -28,6 +28,15 @@ export class NotFoundError extends Error {
   }
 }
 
+import type { Status } from "./status.ts";
+
+/** explain (schedex): what the framework's loops report to (code/scheduler/explain.ts). */
+export interface ExplainRecorder {
+  recordFilter(skip: ReadonlySet<string>, nodeName: string, s: Status | undefined): void;
+  /** One Score plugin's raw list; NormalizeScore then rewrites the same list in place. */
+  recordScores(plugin: string, list: { name: string; score: number }[]): void;
+}
+
 // #region cycle-state
 export class CycleState {
   private readonly storage = new Map<string, StateData>();
@@ -35,6 +44,8 @@ export class CycleState {
   recordPluginMetrics = false;
   skipFilterPlugins = new Set<string>();
   skipScorePlugins = new Set<string>();
+  /** explain (schedex): set only when the scheduler explains its decisions; clones leave it out. */
+  explain?: ExplainRecorder;
 
   /** Read: the value at `key`, or ErrNotFound — a plugin whose PreFilter did not run fails loudly. */
   read(key: string): StateData | NotFoundError {

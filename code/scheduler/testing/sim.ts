@@ -20,6 +20,7 @@ import { Cache } from "../backend/cache/cache.ts";
 import { Snapshot } from "../backend/cache/snapshot.ts";
 import { buildQueueingHintMap } from "../backend/queue/queueing-hint-map.ts";
 import { PriorityQueue } from "../backend/queue/scheduling-queue.ts";
+import type { ExplainResult } from "../explain.ts";
 import type { PreEnqueuePlugin } from "../framework/interface.ts";
 import { Framework, type ProfileConfig, type Registry } from "../framework/runtime/framework.ts";
 import type { BindFunc } from "../plugins/defaultbinder/default-binder.ts";
@@ -39,6 +40,8 @@ export interface SimOptions {
   confirm?: boolean;
   /** Informers for plugins that read beyond the snapshot (InterPodAffinity's namespaces). */
   informerFactory?: SharedInformerFactory;
+  /** Explain every cycle: annotations on the live pod, results in `explained` (schedex). */
+  explain?: boolean;
 }
 
 export interface Sim {
@@ -51,6 +54,8 @@ export interface Sim {
   events: { pod: string; type: string; reason: string; message: string }[];
   /** Live pods as the "informer" has them, by uid. */
   pods: Map<string, Pod>;
+  /** With `explain`: the last cycle's results per pod, by namespace/name. */
+  explained: Map<string, ExplainResult>;
   add(pod: Pod): void;
   /** Runs scheduling cycles until activeQ is empty, then waits for every binding. */
   drain(): Promise<void>;
@@ -63,11 +68,18 @@ export function newSim(o: SimOptions = {}): Sim {
   const bound: Sim["bound"] = [];
   const events: Sim["events"] = [];
   const pods = new Map<string, Pod>();
+  const explained = new Map<string, ExplainResult>();
   const bindFn: BindFunc = async (pod, node) => {
     await (o.gate?.(pod, node) ?? Promise.resolve());
     const err = o.failBind?.(pod, node);
     if (err) throw err;
-    const boundPod = { ...pod, spec: { ...pod.spec, nodeName: node } };
+    // A bind sets spec.nodeName on the server's object: what else was written on it stays.
+    const live = pods.get(pod.metadata.uid ?? "");
+    const boundPod = {
+      ...pod,
+      metadata: live?.metadata ?? pod.metadata,
+      spec: { ...pod.spec, nodeName: node },
+    };
     bound.push({ pod: boundPod, node });
     pods.set(pod.metadata.uid ?? "", boundPod);
     if (o.confirm !== false) cache.addPod(boundPod);
@@ -98,6 +110,15 @@ export function newSim(o: SimOptions = {}): Sim {
     recorder,
     getPod: (p) => pods.get(p.metadata.uid ?? ""),
     onError: () => {},
+    explain: o.explain,
+    onExplain: (pod, r) => explained.set(`${pod.metadata.namespace}/${pod.metadata.name}`, r),
+    annotatePod: async (pod, annotations) => {
+      const uid = pod.metadata.uid ?? "";
+      const live = pods.get(uid);
+      if (!live) return;
+      const merged = { ...live.metadata.annotations, ...annotations };
+      pods.set(uid, { ...live, metadata: { ...live.metadata, annotations: merged } });
+    },
   });
   for (const n of o.nodes ?? []) cache.addNode(n);
   return {
@@ -109,6 +130,7 @@ export function newSim(o: SimOptions = {}): Sim {
     bound,
     events,
     pods,
+    explained,
     add(pod) {
       pods.set(pod.metadata.uid ?? "", pod);
       queue.add(pod);

@@ -386,6 +386,8 @@ export class Framework implements Handle {
         }
         perPlugin[j].push({ name: n.nodeName(), score });
       }
+      // explain (schedex): raw scores, before NormalizeScore rewrites the list in place.
+      if (state.explain) state.explain.recordScores(pl.name(), perPlugin[j]);
       const ext = pl.scoreExtensions();
       if (ext) {
         const s = ext.normalizeScore(state, pod, perPlugin[j]);
