@@ -34,6 +34,7 @@ import { type NominatingInfo, NominatingMode } from "./framework/interface.ts";
 import type { Framework } from "./framework/runtime/framework.ts";
 import { asError, asStatus, Code, isRejected, isSuccess, isWait, Status } from "./framework/status.ts";
 import { PodInfo, type QueuedPodInfo } from "./framework/types.ts";
+import type { SchedulerMetricsRecorder } from "./metrics/metrics.ts";
 
 /** clearNominatedNode: a failure not caused by the pod's fit clears any nomination. */
 export const clearNominatedNode: NominatingInfo = {
@@ -70,6 +71,8 @@ export interface SchedulerOptions {
   getPod?: (pod: Pod) => Pod | undefined;
   /** Called with anything the scheduler would log as an error. */
   onError?: (err: Error) => void;
+  // scheduler binary (schedcmd): attempts by result, for /metrics (metrics/metrics.ts).
+  metrics?: SchedulerMetricsRecorder;
 }
 
 export class Scheduler implements SearchState {
@@ -128,13 +131,23 @@ export class Scheduler implements SearchState {
       return true;
     }
     const state = new CycleState();
+    // schedcmd: an attempt's duration (scheduling + binding) for scheduler_scheduling_attempt_duration_seconds.
+    const start = this.clock.now();
+    const observe = (s: Status | undefined) =>
+      this.o.metrics?.observeAttempt(
+        isSuccess(s) ? "scheduled" : isRejected(s) ? "unschedulable" : "error",
+        fwk.profileName,
+        (this.clock.now() - start) / 1000,
+      );
     const [result, assumedPodInfo, status, ni] = this.schedulingCycle(state, fwk, podInfo);
     if (!isSuccess(status) && !isWait(status)) {
+      observe(status);
       this.handleSchedulingFailure(fwk, assumedPodInfo, status!, ni, pod);
       return true;
     }
     const binding = (async () => {
       const s = await this.bindingCycle(state, fwk, result!, assumedPodInfo);
+      observe(s);
       if (!isSuccess(s)) {
         this.handleBindingCycleError(state, fwk, assumedPodInfo, result!, s!, pod);
         return;
