@@ -39,6 +39,13 @@ import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import {
+  ConfigLoadError,
+  defaultConfiguration,
+  type KubeSchedulerConfiguration,
+  loadConfigFromFile,
+} from "../scheduler/apis/config/load.ts";
+import { validateKubeSchedulerConfiguration } from "../scheduler/apis/config/validation.ts";
 import { type KubeScheduler, newScheduler, type SchedulerConfiguration } from "../scheduler/scheduler.ts";
 import { boolFlag, FlagError, intFlag, stringFlag } from "./cli/flag.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
@@ -75,24 +82,11 @@ const flags = {
 
 interface SchedulerCommandOptions {
   rest: Config;
-  config: Partial<SchedulerConfiguration>;
+  config: SchedulerConfiguration;
   securePort: number;
   bindAddress: string;
   leaderElect: boolean;
 }
-
-/** The configuration a `--config` file gives: what New reads, and the client connection. */
-export interface LoadedConfig extends Partial<SchedulerConfiguration> {
-  clientConnection?: { kubeconfig?: string; qps?: number; burst?: number };
-}
-
-/** Reads `--config` (apis/config/load.ts once merged); throws with the reason. */
-let loadConfigFile: (path: string) => LoadedConfig = () => {
-  throw new Error("--config is not supported yet (the configuration loader arrives with apis/config)");
-};
-export const setConfigLoader = (f: (path: string) => LoadedConfig) => {
-  loadConfigFile = f;
-};
 
 // #region wiring
 const kubeScheduler = command({
@@ -101,15 +95,18 @@ const kubeScheduler = command({
   syntax: "pflag",
   flags,
   options(f): SchedulerCommandOptions | FlagError {
-    let loaded: LoadedConfig = {};
+    // No --config: the defaulted empty configuration, as upstream's Options.Config.
+    let loaded: KubeSchedulerConfiguration = defaultConfiguration();
     if (f.config) {
       try {
-        loaded = loadConfigFile(f.config);
+        loaded = loadConfigFromFile(f.config);
+        validateKubeSchedulerConfiguration(loaded);
       } catch (e) {
-        return new FlagError("kube-scheduler", (e as Error).message);
+        const msg = e instanceof ConfigLoadError ? e.line() : (e as Error).message;
+        return new FlagError("kube-scheduler", `--config ${f.config}: ${msg}`);
       }
     }
-    const kubeconfig = f.kubeconfig ?? loaded.clientConnection?.kubeconfig ?? "";
+    const kubeconfig = f.kubeconfig || loaded.clientConnection.kubeconfig;
     if (!kubeconfig && !f.master)
       return new FlagError(
         "kube-scheduler",
@@ -122,15 +119,15 @@ const kubeScheduler = command({
       return new FlagError("kube-scheduler", `invalid configuration: ${(e as Error).message}`);
     }
     // With --config the file's clientConnection decides; the deprecated flags apply only without.
-    const qps = f.config ? (loaded.clientConnection?.qps ?? 50) : f["kube-api-qps"];
-    const burst = f.config ? (loaded.clientConnection?.burst ?? 100) : f["kube-api-burst"];
-    const { clientConnection: _cc, ...config } = loaded;
+    const qps = f.config ? loaded.clientConnection.qps : f["kube-api-qps"];
+    const burst = f.config ? loaded.clientConnection.burst : f["kube-api-burst"];
+    const config: SchedulerConfiguration = loaded;
     return {
       rest: { ...rest, qps, burst, userAgent: rest.userAgent ?? "kube-scheduler" },
       config,
       securePort: f["secure-port"],
       bindAddress: f["bind-address"],
-      leaderElect: f["leader-elect"],
+      leaderElect: f.config ? loaded.leaderElection.leaderElect : f["leader-elect"],
     };
   },
   async start(opts, io) {

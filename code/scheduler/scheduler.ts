@@ -38,18 +38,14 @@ import { buildQueueingHintMap } from "./backend/queue/queueing-hint-map.ts";
 import { PriorityQueue } from "./backend/queue/scheduling-queue.ts";
 import { addAllEventHandlers } from "./eventhandlers.ts";
 import { type NominatingInfo, NominatingMode, type PreEnqueuePlugin } from "./framework/interface.ts";
-import {
-  Framework,
-  type FrameworkOptions,
-  type ProfileConfig,
-  type Registry,
-} from "./framework/runtime/framework.ts";
+import type { Framework, FrameworkOptions, ProfileConfig, Registry } from "./framework/runtime/framework.ts";
 import { SchedulerMetrics } from "./metrics/metrics.ts";
-import { defaultProfile, newInTreeRegistry } from "./plugins/registry.ts";
+import { DefaultSchedulerName, defaultProfile, newInTreeRegistry } from "./plugins/registry.ts";
+import { newMap } from "./profile/profile.ts";
 import { type PodScheduledCondition, Scheduler } from "./schedule-one.ts";
 
 // #region options
-/** The part of KubeSchedulerConfiguration New reads (apis/config/types.ts has the whole type). */
+/** The part of KubeSchedulerConfiguration (apis/config/types.ts) New reads; the whole one fits. */
 export interface SchedulerConfiguration {
   profiles: ProfileConfig[];
   /** 0: adaptive (50% minus 1% per 125 nodes, at least 5%). */
@@ -162,7 +158,8 @@ export interface KubeScheduler {
   profiles: Map<string, Framework>;
   informerFactory: SharedInformerFactory;
   metrics: SchedulerMetrics;
-  recorder: CorrelatingEventRecorder;
+  /** By profile name. */
+  recorders: Map<string, CorrelatingEventRecorder>;
   /**
    * Starts the informers and, once they have synced, the scheduling loop; resolves with
    * whether they synced (false: stopped first). The loop runs until `stop`.
@@ -196,12 +193,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   // nominator is filled in once the queue exists, as upstream's SetPodNominator.
   const fwkOpts: FrameworkOptions = { snapshot, clock, clientSet: o.client, informerFactory };
   if (config.profiles.length === 0) throw new Error("at least one profile is required");
-  const profiles = new Map<string, Framework>();
-  for (const p of config.profiles) {
-    if (profiles.has(p.schedulerName))
-      throw new Error(`duplicate profile with scheduler name "${p.schedulerName}"`);
-    profiles.set(p.schedulerName, new Framework(registry, p, fwkOpts));
-  }
+  const profiles = newMap(config.profiles, registry, fwkOpts);
   const fwks = [...profiles.values()];
   const queue = new PriorityQueue(fwks[0].queueSortPlugins[0].less, {
     clock,
@@ -215,11 +207,18 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   });
   fwkOpts.podNominator = queue;
   const metrics = new SchedulerMetrics(queue);
-  const recorder = newEventRecorder(
-    o.client,
-    "default-scheduler",
-    { group: "", version: "v1", kind: "Pod" },
-    { clock, onError: (e) => onError(e instanceof Error ? e : new Error(String(e))) },
+  // One recorder per profile, reporting as the profile's scheduler name (upstream's
+  // recorderFactory(profile.SchedulerName)): `kubectl describe` says which scheduler placed a pod.
+  const recorders = new Map(
+    [...profiles.keys()].map((name) => [
+      name,
+      newEventRecorder(
+        o.client,
+        name,
+        { group: "", version: "v1", kind: "Pod" },
+        { clock, onError: (e) => onError(e instanceof Error ? e : new Error(String(e))) },
+      ),
+    ]),
   );
   const sched = new Scheduler({
     cache,
@@ -228,7 +227,10 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     profiles,
     clock,
     percentageOfNodesToScore: config.percentageOfNodesToScore,
-    recorder: { eventf: (pod, type, reason, _action, message) => recorder(pod, type, reason, message) },
+    recorder: {
+      eventf: (pod, type, reason, _action, message) =>
+        recorders.get(pod.spec.schedulerName || DefaultSchedulerName)?.(pod, type, reason, message),
+    },
     updatePod: updatePodViaAPI(o.client, clock),
     getPod: (p) =>
       podLister.byNamespace(p.metadata.namespace ?? "").get(p.metadata.name ?? "") as Pod | undefined,
@@ -261,7 +263,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     profiles,
     informerFactory,
     metrics,
-    recorder,
+    recorders,
     start,
     loop: () => loop ?? Promise.resolve(),
     ready: () => isReady,
@@ -273,7 +275,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
       abort.abort();
       await informerFactory.shutdown();
       cache.stop();
-      await recorder.flush();
+      await Promise.all([...recorders.values()].map((r) => r.flush()));
     },
   };
 }
