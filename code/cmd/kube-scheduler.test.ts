@@ -292,6 +292,15 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
     expect(await ok(["get", "pod", "eight-cpus", "--no-headers"])).toMatch(/^eight-cpus\s+0\/1\s+Pending/);
     await ok(["create", "-f", "-"], nodeYaml("huge", "16"));
     expect(await eventually(() => nodeOf("eight-cpus"), "eight-cpus to be bound")).toBe("huge");
+    // NodeResourcesFit registered Node/Add: the node's arrival moved the pod (to activeQ, or to
+    // backoffQ if its 1 s backoff had not run out yet), and the attempt before counted as unschedulable.
+    const metrics = await httpsGet(`https://127.0.0.1:${servePort}/metrics`);
+    expect(metrics.body).toMatch(
+      /scheduler_queue_incoming_pods_total\{queue="(active|backoff)",event="NodeAdd"\} 1/,
+    );
+    expect(metrics.body).toContain(
+      'scheduler_schedule_attempts_total{result="unschedulable",profile="default-scheduler"} 1',
+    );
   });
 
   it("taints keep pods off a node unless they tolerate them", async () => {

@@ -187,6 +187,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     if (registry.has(name)) throw new Error(`a plugin named ${name} already exists`);
     registry.set(name, factory);
   }
+  const metrics = new SchedulerMetrics();
   const snapshot = new Snapshot();
   const cache = new Cache(0, clock);
   // The frameworks are built before the queue (its order comes from their QueueSort); the
@@ -204,9 +205,10 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     ),
     queueingHintMap: buildQueueingHintMap(new Map(fwks.map((f) => [f.profileName, f.enqueuePlugins()]))),
     podLister: (ns, name) => podLister.byNamespace(ns).get(name) as Pod | undefined,
+    onIncoming: (q, event) => metrics.queueIncomingPod(q, event),
   });
   fwkOpts.podNominator = queue;
-  const metrics = new SchedulerMetrics(queue);
+  metrics.bindQueue(queue);
   // One recorder per profile, reporting as the profile's scheduler name (upstream's
   // recorderFactory(profile.SchedulerName)): `kubectl describe` says which scheduler placed a pod.
   const recorders = new Map(

@@ -61,20 +61,28 @@ export class SchedulerMetrics implements SchedulerMetricsRecorder {
     registers: [this.registry],
   });
   readonly pendingPods: Gauge<"queue">;
+  private queue?: PendingPodsSource;
 
-  /** `queue`: read when /metrics is scraped. */
+  /** `queue`: read when /metrics is scraped (or given later, by bindQueue). */
   constructor(queue?: PendingPodsSource) {
+    this.queue = queue;
+    const self = this;
     this.pendingPods = new Gauge({
       name: "scheduler_pending_pods",
       help: "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
       labelNames: ["queue"] as const,
       registers: [this.registry],
       collect() {
-        if (!queue) return;
-        const m = queue.pendingPodsMetric();
+        if (!self.queue) return;
+        const m = self.queue.pendingPodsMetric();
         for (const [q, n] of Object.entries(m)) this.set({ queue: q }, n);
       },
     });
+  }
+
+  /** The queue is built after the metrics (its hook counts incoming pods into them). */
+  bindQueue(queue: PendingPodsSource): void {
+    this.queue = queue;
   }
 
   observeAttempt(result: AttemptResult, profile: string, durationSeconds: number): void {
