@@ -1,7 +1,8 @@
 /**
  * kube-scheduler as a learner runs it: flags read as upstream's, a bad flag or config refused
  * in one line, and the binary started as a child against our API server, driven by the real
- * kubectl — pods land where they fit, a pod that fits nowhere shows FailedScheduling and is
+ * kubectl as admin, the scheduler as the PKI's kube-scheduler identity over HTTPS with RBAC —
+ * pods land where they fit, a pod that fits nowhere shows FailedScheduling and is
  * placed when a node is added, taints and tolerations, scheduling gates, and a second profile
  * from `--config`. Nodes are plain Node objects (no kubelet yet). One API server and one
  * scheduler for the whole file; the scenarios share them and run in order.
@@ -15,6 +16,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { ensurePKI } from "../pki/certs.ts";
+import { PKIError } from "../pki/errors.ts";
 import { FlagError } from "./cli/flag.ts";
 import { parseSchedulerFlags } from "./kube-scheduler.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
@@ -133,30 +136,28 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
   let env: NodeJS.ProcessEnv;
   let sched: CommandProcess | undefined;
   let servePort: number;
+  let schedulerKubeconfig: string;
 
   beforeAll(async () => {
-    server = await startAPIServer({ insecurePort: 0 });
+    // Over HTTPS with RBAC, as the PKI's kube-scheduler identity: the bootstrap role
+    // system:kube-scheduler must be enough for watching, binding, status patches and events.
     dir = await mkdtemp(join(tmpdir(), "sched-cmd-"));
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        "clusters:",
-        `- cluster: {server: "${server.url}"}`,
-        "  name: mini",
-        "contexts:",
-        "- context: {cluster: mini, user: me, namespace: default}",
-        "  name: mini",
-        "current-context: mini",
-        "users:",
-        "- name: me",
-        "  user: {}",
-        "",
-      ].join("\n"),
-    );
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    const port = await freePort();
+    const pki = await ensurePKI({
+      dir,
+      server: `https://127.0.0.1:${port}`,
+      encryptionAlgorithm: "ECDSA-P256",
+    });
+    if (pki instanceof PKIError) throw pki;
+    const kubeconfigOf = (id: string) => pki.layout.identities.find((i) => i.id === id)?.kubeconfig as string;
+    server = await startAPIServer({
+      securePort: port,
+      secureServing: { tlsCertFile: pki.layout.apiServerCert, tlsPrivateKeyFile: pki.layout.apiServerKey },
+      authentication: { clientCAFile: pki.layout.caCert },
+      authorizationModes: ["RBAC"],
+    });
+    schedulerKubeconfig = kubeconfigOf("kube-scheduler");
+    env = { ...process.env, KUBECONFIG: kubeconfigOf("admin"), KUBECACHEDIR: join(dir, "cache"), HOME: dir };
     // Two profiles: the default one, and `second` that scores by packing (MostAllocated).
     const config = join(dir, "scheduler-config.yaml");
     await writeFile(
@@ -178,7 +179,7 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
     );
     servePort = await freePort();
     sched = startCommand(file, [
-      `--master=${server.url}`,
+      `--kubeconfig=${schedulerKubeconfig}`,
       `--config=${config}`,
       `--secure-port=${servePort}`,
       "--bind-address=127.0.0.1",
@@ -371,5 +372,7 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
     sched?.child.kill("SIGTERM");
     expect(await sched?.waitForExit()).toBe(0);
     expect(sched?.stderr()).toContain("Received SIGTERM; shutting down");
+    // Nothing the scheduler wrote was refused (RBAC) or failed on the way.
+    expect(sched?.stderr()).not.toMatch(/^E "/m);
   });
 });
