@@ -178,8 +178,12 @@ const kubeScheduler = command({
         stopping = true;
         log(`Received ${signal}; shutting down`);
         await scheduler.stop();
-        if (server) await new Promise<void>((r) => server.close(() => r()));
-        server?.closeAllConnections?.();
+        if (server) {
+          const closed = new Promise<void>((r) => server.close(() => r()));
+          // A probe's keep-alive connection would hold close() open.
+          server.closeAllConnections();
+          await closed;
+        }
         client.closeIdleConnections();
       },
     };
