@@ -35,6 +35,7 @@ import { type NominatingInfo, NominatingMode } from "./framework/interface.ts";
 import type { Framework } from "./framework/runtime/framework.ts";
 import { asError, asStatus, Code, isRejected, isSuccess, isWait, Status } from "./framework/status.ts";
 import { PodInfo, type QueuedPodInfo } from "./framework/types.ts";
+import type { SchedulerMetricsRecorder } from "./metrics/metrics.ts";
 
 /** clearNominatedNode: a failure not caused by the pod's fit clears any nomination. */
 export const clearNominatedNode: NominatingInfo = {
@@ -77,6 +78,8 @@ export interface SchedulerOptions {
   annotatePod?: (pod: Pod, annotations: Record<string, string>) => Promise<void>;
   /** With `explain`: the cycle's results, for a table (formatExplainTable). */
   onExplain?: (pod: Pod, result: ExplainResult) => void;
+  // scheduler binary (schedcmd): attempts by result, for /metrics (metrics/metrics.ts).
+  metrics?: SchedulerMetricsRecorder;
 }
 
 export class Scheduler implements SearchState {
@@ -137,14 +140,24 @@ export class Scheduler implements SearchState {
     const state = new CycleState();
     const explain = this.o.explain ? new Explain(fwk) : undefined;
     state.explain = explain;
+    // schedcmd: an attempt's duration (scheduling + binding) for scheduler_scheduling_attempt_duration_seconds.
+    const start = this.clock.now();
+    const observe = (s: Status | undefined) =>
+      this.o.metrics?.observeAttempt(
+        isSuccess(s) ? "scheduled" : isRejected(s) ? "unschedulable" : "error",
+        fwk.profileName,
+        (this.clock.now() - start) / 1000,
+      );
     const [result, assumedPodInfo, status, ni] = this.schedulingCycle(state, fwk, podInfo);
     if (explain) this.reportExplain(explain, pod, isSuccess(status) || isWait(status), result);
     if (!isSuccess(status) && !isWait(status)) {
+      observe(status);
       this.handleSchedulingFailure(fwk, assumedPodInfo, status!, ni, pod);
       return true;
     }
     const binding = (async () => {
       const s = await this.bindingCycle(state, fwk, result!, assumedPodInfo);
+      observe(s);
       if (!isSuccess(s)) {
         this.handleBindingCycleError(state, fwk, assumedPodInfo, result!, s!, pod);
         return;

@@ -284,7 +284,9 @@ export class Cache {
       return new Error(
         `pod ${key}(${podName(pod)}) is not found in scheduler cache, so cannot be removed from it`,
       );
-    if (state.pod.spec.nodeName !== pod.spec.nodeName) {
+    // schedcmd: a tombstone's pod may be its last state seen unbound (a missed Delete), with no
+    // nodeName: upstream removes the cached pod anyway; only a real other node is an error.
+    if (state.pod.spec.nodeName !== pod.spec.nodeName && pod.spec.nodeName) {
       return new Error(`pod ${key}(${podName(pod)}) was added to a different node than it was assumed`);
     }
     // Remove what was counted (the cached version), not the caller's copy.

@@ -76,6 +76,8 @@ export interface PriorityQueueOptions {
    */
   queueingHintsEnabled?: boolean;
   podLister?: PodLister;
+  // scheduler binary (schedcmd): scheduler_queue_incoming_pods_total{queue,event} (metrics/metrics.ts).
+  onIncoming?: (queue: "active" | "backoff" | "unschedulable", event: string) => void;
 }
 
 /** What a hint (or the lack of one) decides for a pod. */
@@ -114,7 +116,9 @@ export class PriorityQueue implements PodNominator {
     this.preEnqueuePluginMap = opts.preEnqueuePluginMap ?? new Map();
     this.queueingHintMap = opts.queueingHintMap ?? new Map();
     this.nominator = new Nominator(opts.podLister);
+    this.onIncoming = opts.onIncoming ?? (() => {});
   }
+  private readonly onIncoming: NonNullable<PriorityQueueOptions["onIncoming"]>;
 
   // #region run
   /** Run: the two periodic flushes, on the queue's clock. */
@@ -160,11 +164,15 @@ export class PriorityQueue implements PodNominator {
   private moveToActiveQ(pInfo: QueuedPodInfo, event: string): boolean {
     pInfo.gated = !this.runPreEnqueuePlugins(pInfo);
     if (pInfo.gated) {
-      if (!this.activeQ.has(pInfo) && !this.backoffQ.has(pInfo)) this.unschedulablePods.addOrUpdate(pInfo);
+      if (!this.activeQ.has(pInfo) && !this.backoffQ.has(pInfo)) {
+        this.unschedulablePods.addOrUpdate(pInfo);
+        this.onIncoming("unschedulable", event);
+      }
       return false;
     }
     pInfo.initialAttemptTimestamp ??= this.clock.now();
     this.activeQ.addOrUpdate(pInfo);
+    this.onIncoming("active", event);
     this.unschedulablePods.delete(pInfo.podInfo.pod);
     this.backoffQ.delete(pInfo);
     if (
@@ -211,8 +219,13 @@ export class PriorityQueue implements PodNominator {
     pInfo.timestamp = this.clock.now();
     const rejectors = rejectorPlugins(pInfo);
     if (!this.queueingHintsEnabled) {
-      if (this.moveRequestCycle >= podSchedulingCycle || rejectors.size === 0) this.backoffQ.add(pInfo);
-      else this.unschedulablePods.addOrUpdate(pInfo);
+      if (this.moveRequestCycle >= podSchedulingCycle || rejectors.size === 0) {
+        this.backoffQ.add(pInfo);
+        this.onIncoming("backoff", ScheduleAttemptFailure);
+      } else {
+        this.unschedulablePods.addOrUpdate(pInfo);
+        this.onIncoming("unschedulable", ScheduleAttemptFailure);
+      }
     } else {
       const queue = this.requeuePodViaQueueingHint(
         pInfo,
@@ -283,11 +296,13 @@ export class PriorityQueue implements PodNominator {
   private requeuePodViaQueueingHint(pInfo: QueuedPodInfo, strategy: Strategy, event: string): QueueName {
     if (strategy === Strategy.queueSkip) {
       this.unschedulablePods.addOrUpdate(pInfo);
+      this.onIncoming("unschedulable", event);
       return "Unschedulable";
     }
     // The pod may have finished its backoff while parked; then it goes straight to activeQ.
     if (strategy === Strategy.queueAfterBackoff && this.backoffQ.isPodBackingoff(pInfo)) {
       this.backoffQ.add(pInfo);
+      this.onIncoming("backoff", event);
       return "Backoff";
     }
     return this.moveToActiveQ(pInfo, event) ? "Active" : "Unschedulable";

@@ -1,0 +1,230 @@
+/**
+ * kube-scheduler — the command: connect to the API server with `--kubeconfig`, build the
+ * scheduler from its configuration (`--config`, or the default profile), serve health and
+ * metrics, schedule until SIGTERM or SIGINT. Upstream: NewSchedulerCommand in
+ * cmd/kube-scheduler/app/server.go.
+ *
+ * Solves:
+ * - a learner starts it as the real one (`kube-scheduler
+ *   --kubeconfig=pki/kube-scheduler.kubeconfig`) and sees pods go from Pending to bound;
+ * - an operator's probes (`/healthz`, `/livez`, `/readyz`) and Prometheus (`/metrics`) find it
+ *   where they find upstream's, on `--secure-port` 10259 over HTTPS;
+ * - a bad flag or configuration is one line before anything starts (exit 2, cli/run.ts);
+ * - SIGTERM lets the current cycle and the bindings in flight finish, then exits 0.
+ *
+ * Flags, named and defaulted as upstream's in 1.32 (options/*.go):
+ * - `--kubeconfig` (required unless `--master`, or the config's clientConnection.kubeconfig),
+ *   `--master` (overrides the kubeconfig's server);
+ * - `--config`: a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1);
+ * - `--kube-api-qps` 50, `--kube-api-burst` 100 — a config file's clientConnection wins, as
+ *   upstream (the deprecated flags only apply without `--config`);
+ * - `--secure-port` 10259 (0: no serving), `--bind-address` 0.0.0.0: HTTPS with a self-signed
+ *   certificate made in memory, as upstream does without `--tls-cert-file`;
+ * - `--leader-elect` (default true): accepted; leader election is built in chapter 6, so until
+ *   then the scheduler says on start, in one line, that it runs without it.
+ *
+ * What upstream does differently: /metrics and the health paths are behind delegated
+ * authentication and authorization (TokenReview, SubjectAccessReview; the health paths are
+ * always allowed); here every path is open. It also serves /configz and /debug/pprof.
+ *
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/server.go (NewSchedulerCommand, runCommand, Run, Setup, newHealthEndpointsAndMetricsHandler)
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (Options, Flags, ApplyTo, Config)
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/deprecated.go (--kube-api-qps, --kube-api-burst)
+ * @chapter 05-scheduler
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { versionInfo } from "../apiserver/discovery.ts";
+import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
+import { newForConfig } from "../client/kubernetes/clientset.ts";
+import type { Config } from "../client/rest/config.ts";
+import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import {
+  ConfigLoadError,
+  defaultConfiguration,
+  type KubeSchedulerConfiguration,
+  loadConfigFromFile,
+} from "../scheduler/apis/config/load.ts";
+import { validateKubeSchedulerConfiguration } from "../scheduler/apis/config/validation.ts";
+import { type KubeScheduler, newScheduler, type SchedulerConfiguration } from "../scheduler/scheduler.ts";
+import { boolFlag, FlagError, intFlag, stringFlag } from "./cli/flag.ts";
+import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
+
+const positive = { min: 1, hint: "use a positive integer" };
+
+// #region flags
+const flags = {
+  kubeconfig: stringFlag("Path to kubeconfig file with authorization and master location information"),
+  master: stringFlag("The address of the Kubernetes API server (overrides any value in kubeconfig)"),
+  config: stringFlag("The path to the configuration file."),
+  "kube-api-qps": intFlag(
+    "DEPRECATED: QPS to use while talking with kubernetes apiserver. This parameter is ignored if a config file is specified in --config.",
+    50,
+    positive,
+  ),
+  "kube-api-burst": intFlag(
+    "DEPRECATED: burst to use while talking with kubernetes apiserver. This parameter is ignored if a config file is specified in --config.",
+    100,
+    positive,
+  ),
+  "secure-port": intFlag(
+    "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.",
+    10259,
+    { min: 0, max: 65535, hint: "use a port number, 0 to disable serving" },
+  ),
+  "bind-address": stringFlag("The IP address on which to listen for the --secure-port port.", "0.0.0.0"),
+  "leader-elect": boolFlag(
+    "Start a leader election client and gain leadership before executing the main loop (accepted; built in chapter 6)",
+    true,
+  ),
+};
+// #endregion flags
+
+interface SchedulerCommandOptions {
+  rest: Config;
+  config: SchedulerConfiguration;
+  securePort: number;
+  bindAddress: string;
+  leaderElect: boolean;
+}
+
+// #region wiring
+const kubeScheduler = command({
+  name: "kube-scheduler",
+  about: "the course's scheduler: places each pending pod on a node",
+  syntax: "pflag",
+  flags,
+  options(f): SchedulerCommandOptions | FlagError {
+    // No --config: the defaulted empty configuration, as upstream's Options.Config.
+    let loaded: KubeSchedulerConfiguration = defaultConfiguration();
+    if (f.config) {
+      try {
+        loaded = loadConfigFromFile(f.config);
+        validateKubeSchedulerConfiguration(loaded);
+      } catch (e) {
+        const msg = e instanceof ConfigLoadError ? e.line() : (e as Error).message;
+        return new FlagError("kube-scheduler", `--config ${f.config}: ${msg}`);
+      }
+    }
+    const kubeconfig = f.kubeconfig || loaded.clientConnection.kubeconfig;
+    if (!kubeconfig && !f.master)
+      return new FlagError(
+        "kube-scheduler",
+        "--kubeconfig is required (or --master): e.g. --kubeconfig=pki/kube-scheduler.kubeconfig",
+      );
+    let rest: Config;
+    try {
+      rest = buildConfigFromFlags(f.master ?? "", kubeconfig, {});
+    } catch (e) {
+      return new FlagError("kube-scheduler", `invalid configuration: ${(e as Error).message}`);
+    }
+    // With --config the file's clientConnection decides; the deprecated flags apply only without.
+    const qps = f.config ? loaded.clientConnection.qps : f["kube-api-qps"];
+    const burst = f.config ? loaded.clientConnection.burst : f["kube-api-burst"];
+    const config: SchedulerConfiguration = loaded;
+    return {
+      rest: { ...rest, qps, burst, userAgent: rest.userAgent ?? "kube-scheduler" },
+      config,
+      securePort: f["secure-port"],
+      bindAddress: f["bind-address"],
+      leaderElect: f.config ? loaded.leaderElection.leaderElect : f["leader-elect"],
+    };
+  },
+  async start(opts, io) {
+    const log = (line: string) => io.stderr(`${line}\n`);
+    log(`"Starting Kubernetes Scheduler" version="${versionInfo.gitVersion}"`);
+    if (opts.leaderElect)
+      log("--leader-elect=true: leader election arrives in chapter 6; running without leader election");
+    const client = newForConfig(opts.rest);
+    let scheduler: KubeScheduler;
+    try {
+      scheduler = newScheduler({ client, config: opts.config, log, onError: (e) => log(`E "${e.message}"`) });
+    } catch (e) {
+      io.stderr(`kube-scheduler: couldn't create scheduler: ${(e as Error).message}\n`);
+      client.closeIdleConnections();
+      return undefined;
+    }
+    let server: Server | undefined;
+    if (opts.securePort !== 0) {
+      try {
+        server = await serveHealthAndMetrics(scheduler, opts.bindAddress, opts.securePort);
+      } catch (e) {
+        io.stderr(
+          `kube-scheduler: failed to listen on ${opts.bindAddress}:${opts.securePort}: ${(e as Error).message}\n`,
+        );
+        client.closeIdleConnections();
+        return undefined;
+      }
+      const addr = server.address() as AddressInfo;
+      log(`Serving securely on ${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`);
+    }
+    let stopping = false;
+    if (!(await scheduler.start())) {
+      io.stderr("kube-scheduler: the informers' caches did not sync\n");
+      await scheduler.stop();
+      return undefined;
+    }
+    const failed = scheduler.loop().then(
+      () => {
+        if (!stopping) log("kube-scheduler: the scheduling loop ended on its own");
+        return stopping ? new Promise<void>(() => {}) : undefined;
+      },
+      (e: Error) => log(`kube-scheduler: ${e.message}`),
+    );
+    return {
+      ready: `"Caches are synced"; scheduling pods for profiles ${[...scheduler.profiles.keys()].join(", ")} (API server ${opts.rest.host})`,
+      failed,
+      async stop(signal) {
+        stopping = true;
+        log(`Received ${signal}; shutting down`);
+        await scheduler.stop();
+        if (server) {
+          const closed = new Promise<void>((r) => server.close(() => r()));
+          // A probe's keep-alive connection would hold close() open.
+          server.closeAllConnections();
+          await closed;
+        }
+        client.closeIdleConnections();
+      },
+    };
+  },
+});
+// #endregion wiring
+
+// #region serving
+/** /healthz, /livez, /readyz and /metrics over HTTPS with a self-signed certificate. */
+async function serveHealthAndMetrics(s: KubeScheduler, bindAddress: string, port: number): Promise<Server> {
+  const cert = await servingCertKey({ bindAddress });
+  const handler = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (path === "/healthz" || path === "/livez") return reply(res, 200, "ok");
+    if (path === "/readyz")
+      return s.ready() ? reply(res, 200, "ok") : reply(res, 500, "informers not synced");
+    if (path === "/metrics") {
+      const body = await s.metrics.text();
+      res.writeHead(200, { "Content-Type": s.metrics.contentType() });
+      return res.end(body);
+    }
+    reply(res, 404, "404 page not found");
+  };
+  const server = newSecureServer(cert, undefined, (req, res) => void handler(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, bindAddress, () => resolve());
+  });
+  return server;
+}
+
+function reply(res: ServerResponse, code: number, text: string): void {
+  res.writeHead(code, { "Content-Type": "text/plain; charset=utf-8" });
+  res.end(text);
+}
+// #endregion serving
+
+/** Reads kube-scheduler's flags from argv (without the program name). */
+export const parseSchedulerFlags = (argv: string[]) => parseCommand(kubeScheduler, argv);
+
+/** Runs the scheduler until SIGTERM or SIGINT; returns the exit code. */
+export const main = (argv: string[], io?: CommandIO) => run(kubeScheduler, argv, io);
+
+if (isEntryPoint(import.meta.url)) process.exitCode = await main(process.argv.slice(2));
