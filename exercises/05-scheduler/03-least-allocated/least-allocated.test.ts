@@ -3,14 +3,12 @@
 // cluster; the pod lands where your scores say, and explain shows each node's score.
 import { describe, expect, it } from "vitest";
 import type { Node, Pod } from "../../../code/api/core.ts";
+import type { ResourceSpec } from "../../../code/scheduler/apis/config/types-pluginargs.ts";
 import type { CycleState } from "../../../code/scheduler/framework/cycle-state.ts";
 import type { ScoreExtensions, ScorePlugin } from "../../../code/scheduler/framework/interface.ts";
 import type { NodeInfo } from "../../../code/scheduler/framework/node-info.ts";
 import type { Status } from "../../../code/scheduler/framework/status.ts";
-import {
-  ResourceAllocationScorer,
-  type ResourceSpec,
-} from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
+import { ResourceAllocationScorer } from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
 import { defaultProfile } from "../../../code/scheduler/plugins/registry.ts";
 import { newSim } from "../../../code/scheduler/testing/sim.ts";
 import { makeNode, makePod } from "../../../code/scheduler/testing/wrappers.ts";

@@ -3,7 +3,7 @@
  * with this pod, the higher it scores: per resource (capacity − requested) × 100 / capacity, then
  * a weighted mean over the resources. README.md has the rules.
  */
-import type { ResourceSpec } from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
+import type { ResourceSpec } from "../../../code/scheduler/apis/config/types-pluginargs.ts";
 
 /** One resource's score, 0–100: how much of `capacity` is still free once `requested` is taken. */
 export function leastRequestedScore(requested: number, capacity: number): number {

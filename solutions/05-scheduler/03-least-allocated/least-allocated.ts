@@ -1,8 +1,9 @@
 /**
  * Solution: LeastAllocated (upstream: pkg/scheduler/framework/plugins/noderesources/least_allocated.go).
  */
+
+import type { ResourceSpec } from "../../../code/scheduler/apis/config/types-pluginargs.ts";
 import { MaxNodeScore } from "../../../code/scheduler/framework/interface.ts";
-import type { ResourceSpec } from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
 
 export function leastRequestedScore(requested: number, capacity: number): number {
   // Nothing to offer, or already over: the worst score, never a negative one.

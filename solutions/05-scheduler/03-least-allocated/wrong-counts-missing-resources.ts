@@ -2,7 +2,7 @@
 // Plausible: "the node has none of it, so it scores 0 for it". But the resource list is the
 // profile's, not the pod's: configure `example.com/gpu` for the GPU nodes and every CPU-only
 // node's score drops by a third for a resource the pod never asked for.
-import type { ResourceSpec } from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
+import type { ResourceSpec } from "../../../code/scheduler/apis/config/types-pluginargs.ts";
 import { leastRequestedScore } from "./least-allocated.ts";
 
 export { leastRequestedScore } from "./least-allocated.ts";

@@ -1,8 +1,9 @@
 // Mistake: the fraction used, requested × 100 / capacity, instead of the fraction free.
 // Plausible: "score by allocation" — and it is a real strategy, MostAllocated (bin packing). But
 // LeastAllocated is the default to spread load: this sends every pod to the fullest node.
+
+import type { ResourceSpec } from "../../../code/scheduler/apis/config/types-pluginargs.ts";
 import { MaxNodeScore } from "../../../code/scheduler/framework/interface.ts";
-import type { ResourceSpec } from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
 
 export function leastRequestedScore(requested: number, capacity: number): number {
   if (capacity === 0 || requested > capacity) return 0;

@@ -2,8 +2,9 @@
 // Plausible: Filter already keeps pods off full nodes — but only for the resources it checks and
 // only when Fit's Filter is enabled; the framework rejects a score below 0 and the whole cycle
 // fails, so the pod is not scheduled anywhere.
+
+import type { ResourceSpec } from "../../../code/scheduler/apis/config/types-pluginargs.ts";
 import { MaxNodeScore } from "../../../code/scheduler/framework/interface.ts";
-import type { ResourceSpec } from "../../../code/scheduler/plugins/noderesources/resource-allocation.ts";
 
 export function leastRequestedScore(requested: number, capacity: number): number {
   if (capacity === 0) return 0;
