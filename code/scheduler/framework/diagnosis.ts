@@ -97,6 +97,12 @@ export function fitErrorMessage(numAllNodes: number, d: Diagnosis): string {
     d.nodeToStatus.forEachExplicitNode((_n, s) => {
       for (const r of s.reasons()) counts.set(r, (counts.get(r) ?? 0) + 1);
     });
+    // Preemption (issue 14): nodes without an explicit status count with the absent nodes'
+    // reasons — preemption's "N Preemption is not helpful for scheduling".
+    const absent = numAllNodes - d.nodeToStatus.len();
+    if (absent > 0) {
+      for (const r of d.nodeToStatus.absentNodes().reasons()) counts.set(r, (counts.get(r) ?? 0) + absent);
+    }
     // Go's sort.Strings: byte order of the whole "count reason" string, not by count.
     const parts = [...counts].map(([r, n]) => `${n} ${r}`).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     if (parts.length > 0) msg += ` ${parts.join(", ")}.`;

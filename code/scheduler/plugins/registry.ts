@@ -13,11 +13,17 @@
  * - the default list keeps upstream's order (it is the Filter order, and the first failing
  *   Filter names the reason) and weights: TaintToleration 3, NodeResourcesFit 1,
  *   NodeResourcesBalancedAllocation 1; plugins not built yet (NodeAffinity, NodePorts,
- *   PodTopologySpread, InterPodAffinity, ImageLocality, DefaultPreemption, the volume plugins)
+ *   PodTopologySpread, InterPodAffinity, ImageLocality, the volume plugins)
  *   are absent rather than stubbed.
  */
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
+import {
+  DefaultPreemption,
+  type DefaultPreemptionArgs,
+  Name as DefaultPreemptionName,
+  type DefaultPreemptionOptions,
+} from "./defaultpreemption/default-preemption.ts";
 import { NodeName, Name as NodeNameName } from "./nodename/node-name.ts";
 import { BalancedAllocation, BalancedAllocationName } from "./noderesources/balanced-allocation.ts";
 import { Fit, type FitArgs, Name as FitName } from "./noderesources/fit.ts";
@@ -29,7 +35,7 @@ import { TaintToleration, Name as TaintTolerationName } from "./tainttoleration/
 export const DefaultSchedulerName = "default-scheduler";
 
 // #region registry
-export function newInTreeRegistry(bindFn: BindFunc): Registry {
+export function newInTreeRegistry(bindFn: BindFunc, preemption: DefaultPreemptionOptions = {}): Registry {
   return new Map<string, PluginFactory>([
     [SchedulingGatesName, () => new SchedulingGates()],
     [PrioritySortName, () => new PrioritySort()],
@@ -39,6 +45,11 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     [FitName, (args) => new Fit((args ?? {}) as FitArgs)],
     [BalancedAllocationName, () => new BalancedAllocation()],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],
+    // Preemption (issue 14): PostFilter only; its options carry the listers and API callbacks.
+    [
+      DefaultPreemptionName,
+      (args, fh) => new DefaultPreemption(args as DefaultPreemptionArgs, fh, preemption),
+    ],
   ]);
 }
 
@@ -49,6 +60,8 @@ export const defaultMultiPoint: PluginRef[] = [
   { name: NodeNameName },
   { name: TaintTolerationName, weight: 3 },
   { name: FitName, weight: 1 },
+  // Preemption (issue 14): upstream's place, after InterPodAffinity, before BalancedAllocation.
+  { name: DefaultPreemptionName },
   { name: BalancedAllocationName, weight: 1 },
   { name: DefaultBinderName },
 ];
