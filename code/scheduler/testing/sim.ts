@@ -104,6 +104,8 @@ export function newSim(o: SimOptions = {}): Sim {
     podLister: (_ns, name) => [...pods.values()].find((p) => p.metadata.name === name),
     rand: mulberry32((o.seed ?? 1) + 1),
     selectVictims: o.selectVictims,
+    // `recorder` is defined below; it exists by the time a preemption records anything.
+    recorder: { eventf: (...args) => recorder.eventf(...args) },
     deleteVictim: async (victim, condition) => {
       const cur = pods.get(victim.metadata.uid ?? "");
       if (!cur) return;
