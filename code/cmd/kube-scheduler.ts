@@ -77,6 +77,11 @@ const flags = {
     "Start a leader election client and gain leadership before executing the main loop (accepted; built in chapter 6)",
     true,
   ),
+  // A course addition (upstream has no such flag): what kube-scheduler-simulator records.
+  explain: boolFlag(
+    "Record every node's Filter result and every plugin's score on the pod, as kube-scheduler-simulator's annotations",
+    false,
+  ),
 };
 // #endregion flags
 
@@ -86,6 +91,7 @@ interface SchedulerCommandOptions {
   securePort: number;
   bindAddress: string;
   leaderElect: boolean;
+  explain: boolean;
 }
 
 // #region wiring
@@ -128,6 +134,7 @@ const kubeScheduler = command({
       securePort: f["secure-port"],
       bindAddress: f["bind-address"],
       leaderElect: f.config ? loaded.leaderElection.leaderElect : f["leader-elect"],
+      explain: f.explain,
     };
   },
   async start(opts, io) {
@@ -138,7 +145,13 @@ const kubeScheduler = command({
     const client = newForConfig(opts.rest);
     let scheduler: KubeScheduler;
     try {
-      scheduler = newScheduler({ client, config: opts.config, log, onError: (e) => log(`E "${e.message}"`) });
+      scheduler = newScheduler({
+        client,
+        config: opts.config,
+        explain: opts.explain,
+        log,
+        onError: (e) => log(`E "${e.message}"`),
+      });
     } catch (e) {
       io.stderr(`kube-scheduler: couldn't create scheduler: ${(e as Error).message}\n`);
       client.closeIdleConnections();

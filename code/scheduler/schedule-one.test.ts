@@ -70,7 +70,10 @@ describe("the scheduling cycle", () => {
     await sim.sched.scheduleOne();
     await sim.sched.scheduleOne();
     expect(held.length).toBe(1);
-    expect(sim.events.map((e) => e.message)).toEqual(["0/1 nodes are available: 1 Insufficient cpu."]);
+    // DefaultPreemption (default profile) finds no lower-priority pod to evict on a.
+    expect(sim.events.map((e) => e.message)).toEqual([
+      "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..",
+    ]);
     for (const r of held) r();
     await sim.sched.waitForBindings();
     expect(sim.bound.map((b) => b.pod.metadata.name)).toEqual(["p1"]);
@@ -94,7 +97,9 @@ describe("the scheduling cycle", () => {
     sim.add(makePod("p", { requests: [{ cpu: "500m" }, { cpu: "600m" }] }));
     await sim.drain();
     const msg =
-      "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}.";
+      "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {dedicated: gpu}." +
+      // 1.1 CPU on a 1-CPU node is unresolvable like the taints: no node is worth a dry run.
+      " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..";
     expect(sim.events.map((e) => [e.reason, e.message])).toEqual([["FailedScheduling", msg]]);
     expect(updates).toEqual([`Unschedulable: ${msg}`]);
     // Rejected by plugins that registered events: it waits in unschedulablePods.
@@ -158,7 +163,10 @@ describe("the scheduling cycle", () => {
       ],
     };
     const profile = defaultProfile();
-    profile.plugins.postFilter = { enabled: [{ name: "Preempt" }] };
+    profile.plugins.postFilter = {
+      enabled: [{ name: "Preempt" }],
+      disabled: [{ name: "DefaultPreemption" }],
+    };
     const sim = newSim({
       nodes: [makeNode("a", { allocatable: { cpu: "1", memory: "1Gi", pods: "10" } })],
       profile,
@@ -191,7 +199,10 @@ describe("the scheduling cycle", () => {
     });
     sim.add(makePod("p"));
     await sim.drain();
-    expect(sim.events.map((e) => e.message)).toEqual(["0/2 nodes are available: waiting for claim."]);
+    // Every node is UnschedulableAndUnresolvable: preemption tries none of them.
+    expect(sim.events.map((e) => e.message)).toEqual([
+      "0/2 nodes are available: waiting for claim. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..",
+    ]);
     const queued = sim.queue.unschedulablePods.get(makePod("p"));
     expect([...(queued?.unschedulablePlugins ?? [])]).toEqual(["Gate"]);
   });
@@ -282,7 +293,10 @@ describe("the binding cycle's undo paths", () => {
     sim.add(makePod("p"));
     sim.pods.delete("p");
     await sim.drain();
-    expect(sim.events.map((e) => e.message)).toEqual(["0/1 nodes are available: 1 Too many pods."]);
+    // Preemption reads the pod from the lister first, as upstream: gone, so an Error status.
+    expect(sim.events.map((e) => e.message)).toEqual([
+      '0/1 nodes are available: 1 Too many pods. running PostFilter plugin "DefaultPreemption": preemption: pod "p" not found.',
+    ]);
     expect(sim.queue.whereIs(makePod("p"))).toBeUndefined();
   });
 });

@@ -26,7 +26,7 @@
 import type { Binding, Node, Pod, PodCondition } from "../api/core.ts";
 import { Resources } from "../client/informers/factory.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
-import { StrategicMergePatchType } from "../client/rest/request.ts";
+import { MergePatchType, StrategicMergePatchType } from "../client/rest/request.ts";
 import { SharedInformerFactory, waitForCacheSync } from "../client/tools/cache/informer-factory.ts";
 import { newFilteredListWatchFromClient } from "../client/tools/cache/listwatch.ts";
 import type { SharedIndexInformer } from "../client/tools/cache/shared-informer.ts";
@@ -72,6 +72,8 @@ export interface NewSchedulerOptions {
   clock?: Clock;
   log?: (line: string) => void;
   onError?: (err: Error) => void;
+  /** Record every decision on the pod as kube-scheduler-simulator's annotations (--explain). */
+  explain?: boolean;
 }
 // #endregion options
 
@@ -182,7 +184,16 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   const nodeInformer = informerFactory.informerFor(Resources.nodes) as unknown as SharedIndexInformer<Node>;
   const podLister = informerFactory.lister(Resources.pods);
 
-  const registry = newInTreeRegistry(bindViaAPI(o.client));
+  // DefaultPreemption reads the live pod from the lister and records `Preempted` on a victim
+  // through its profile's recorder (`recorders` is filled below, before any cycle runs).
+  const registry = newInTreeRegistry(bindViaAPI(o.client), {
+    podLister: (ns, name) => podLister.byNamespace(ns).get(name) as Pod | undefined,
+    recorder: {
+      eventf: (pod, type, reason, _action, message) =>
+        recorders.get(pod.spec.schedulerName || DefaultSchedulerName)?.(pod, type, reason, message),
+    },
+    onError,
+  });
   for (const [name, factory] of o.outOfTreeRegistry ?? []) {
     if (registry.has(name)) throw new Error(`a plugin named ${name} already exists`);
     registry.set(name, factory);
@@ -238,6 +249,12 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
       podLister.byNamespace(p.metadata.namespace ?? "").get(p.metadata.name ?? "") as Pod | undefined,
     onError,
     metrics,
+    explain: o.explain,
+    annotatePod: async (pod, annotations) => {
+      await o.client.coreV1
+        .pods(pod.metadata.namespace ?? "")
+        .patch(pod.metadata.name ?? "", MergePatchType, { metadata: { annotations } });
+    },
   });
   const registrations = addAllEventHandlers({ cache, queue, profiles, onError }, podInformer, nodeInformer);
 

@@ -97,8 +97,9 @@ export function fitErrorMessage(numAllNodes: number, d: Diagnosis): string {
     d.nodeToStatus.forEachExplicitNode((_n, s) => {
       for (const r of s.reasons()) counts.set(r, (counts.get(r) ?? 0) + 1);
     });
-    // nodeplugins: nodes a PreFilterResult left out (NodeAffinity's matchFields) are absent
-    // from the map; upstream counts them under the absent nodes' status.
+    // Nodes without an explicit status count with the absent nodes' reasons, as upstream: those a
+    // PreFilterResult left out (NodeAffinity's matchFields) and, after preemption, "N Preemption
+    // is not helpful for scheduling".
     const absent = numAllNodes - d.nodeToStatus.len();
     if (absent > 0) {
       for (const r of d.nodeToStatus.absentNodes().reasons()) counts.set(r, (counts.get(r) ?? 0) + absent);

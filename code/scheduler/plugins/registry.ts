@@ -13,12 +13,19 @@
  * - the default list keeps upstream's order (it is the Filter order, and the first failing
  *   Filter names the reason) and Score weights: TaintToleration 3, NodeAffinity 2,
  *   NodeResourcesFit 1, PodTopologySpread 2, InterPodAffinity 2,
- *   NodeResourcesBalancedAllocation 1, ImageLocality 1; plugins not built (the volume plugins:
+ *   NodeResourcesBalancedAllocation 1, ImageLocality 1 (DefaultPreemption is PostFilter only,
+ *   between InterPodAffinity and BalancedAllocation); plugins not built (the volume plugins:
  *   VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are absent, not stubbed.
  */
 import type { NodeAffinityArgs } from "../apis/config/types-pluginargs.ts";
 import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
+import {
+  DefaultPreemption,
+  type DefaultPreemptionArgsInput,
+  Name as DefaultPreemptionName,
+  type DefaultPreemptionOptions,
+} from "./defaultpreemption/default-preemption.ts";
 import { ImageLocality, Name as ImageLocalityName } from "./imagelocality/image-locality.ts";
 import {
   InterPodAffinity,
@@ -40,7 +47,7 @@ import { TaintToleration, Name as TaintTolerationName } from "./tainttoleration/
 export const DefaultSchedulerName = "default-scheduler";
 
 // #region registry
-export function newInTreeRegistry(bindFn: BindFunc): Registry {
+export function newInTreeRegistry(bindFn: BindFunc, preemption: DefaultPreemptionOptions = {}): Registry {
   return new Map<string, PluginFactory>([
     [SchedulingGatesName, () => new SchedulingGates()],
     [PrioritySortName, () => new PrioritySort()],
@@ -61,6 +68,11 @@ export function newInTreeRegistry(bindFn: BindFunc): Registry {
     [BalancedAllocationName, () => new BalancedAllocation()],
     [ImageLocalityName, (_args, h) => new ImageLocality(h)],
     [DefaultBinderName, () => new DefaultBinder(bindFn)],
+    // Preemption (issue 14): PostFilter only; its options carry the listers and API callbacks.
+    [
+      DefaultPreemptionName,
+      (args, fh) => new DefaultPreemption(args as DefaultPreemptionArgsInput | undefined, fh, preemption),
+    ],
   ]);
 }
 
@@ -76,6 +88,7 @@ export const defaultMultiPoint: PluginRef[] = [
   // (upstream: VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone — not built)
   { name: PodTopologySpreadName, weight: 2 },
   { name: InterPodAffinityName, weight: 2 },
+  { name: DefaultPreemptionName },
   { name: BalancedAllocationName, weight: 1 },
   { name: ImageLocalityName, weight: 1 },
   { name: DefaultBinderName },

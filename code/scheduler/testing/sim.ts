@@ -11,6 +11,10 @@
  *   `failBind` says otherwise; a successful bind is confirmed like the informer would:
  *   `cache.addPod` of the bound pod (unless `confirm` is false).
  * - randomness comes from the seed only; time from the FakeClock.
+ * - preemption (DefaultPreemption) deletes gracefully: a victim is marked terminating (a
+ *   deletionTimestamp and the DisruptionTarget condition) and stays on its node until the test
+ *   calls `finishDeletions` — as a kubelet would after the grace period. Status writes
+ *   (a changed nominatedNodeName) go to `pods` and reach the queue as the informer's update.
  */
 import type { Node, Pod } from "../../api/core.ts";
 import type { SharedInformerFactory } from "../../client/tools/cache/informer-factory.ts";
@@ -21,9 +25,15 @@ import { Snapshot } from "../backend/cache/snapshot.ts";
 import { buildQueueingHintMap } from "../backend/queue/queueing-hint-map.ts";
 import { PriorityQueue } from "../backend/queue/scheduling-queue.ts";
 import type { ExplainResult } from "../explain.ts";
-import type { PreEnqueuePlugin } from "../framework/interface.ts";
+import { AssignedPodDelete } from "../framework/events.ts";
+import { NominatingMode, type PodNominator, type PreEnqueuePlugin } from "../framework/interface.ts";
+import type { PodDisruptionBudget } from "../framework/preemption/preemption.ts";
 import { Framework, type ProfileConfig, type Registry } from "../framework/runtime/framework.ts";
 import type { BindFunc } from "../plugins/defaultbinder/default-binder.ts";
+import type {
+  DefaultPreemption,
+  SelectVictimsFunc,
+} from "../plugins/defaultpreemption/default-preemption.ts";
 import { defaultProfile, newInTreeRegistry } from "../plugins/registry.ts";
 import { type EventRecorder, Scheduler } from "../schedule-one.ts";
 
@@ -42,6 +52,10 @@ export interface SimOptions {
   informerFactory?: SharedInformerFactory;
   /** Explain every cycle: annotations on the live pod, results in `explained` (schedex). */
   explain?: boolean;
+  /** The PDBs DefaultPreemption sees. */
+  pdbs?: PodDisruptionBudget[];
+  /** DefaultPreemption's victim selection core (exercise 5.6). */
+  selectVictims?: SelectVictimsFunc;
 }
 
 export interface Sim {
@@ -59,6 +73,12 @@ export interface Sim {
   add(pod: Pod): void;
   /** Runs scheduling cycles until activeQ is empty, then waits for every binding. */
   drain(): Promise<void>;
+  /** Victims whose graceful deletion began, in order. */
+  deleted: Pod[];
+  /** Ends every graceful deletion under way: the pods leave their nodes (AssignedPodDelete). */
+  finishDeletions(): void;
+  /** The DefaultPreemption plugin of the profile, if enabled. */
+  preemption(): DefaultPreemption | undefined;
 }
 
 export function newSim(o: SimOptions = {}): Sim {
@@ -84,11 +104,62 @@ export function newSim(o: SimOptions = {}): Sim {
     pods.set(pod.metadata.uid ?? "", boundPod);
     if (o.confirm !== false) cache.addPod(boundPod);
   };
-  const registry = newInTreeRegistry(bindFn);
+  const deleted: Pod[] = [];
+  // The informer's side of a write: the new object in `pods`, then the cache or the queue.
+  const writePod = (next: Pod) => {
+    const uid = next.metadata.uid ?? "";
+    const cur = pods.get(uid);
+    if (!cur) return;
+    pods.set(uid, next);
+    if (cur.spec.nodeName) cache.updatePod(cur, next);
+    else queue.update(cur, next);
+  };
+  const registry = newInTreeRegistry(bindFn, {
+    pdbLister: () => o.pdbs ?? [],
+    podLister: (_ns, name) => [...pods.values()].find((p) => p.metadata.name === name),
+    rand: mulberry32((o.seed ?? 1) + 1),
+    selectVictims: o.selectVictims,
+    // `recorder` is defined below; it exists by the time a preemption records anything.
+    recorder: { eventf: (...args) => recorder.eventf(...args) },
+    deleteVictim: async (victim, condition) => {
+      const cur = pods.get(victim.metadata.uid ?? "");
+      if (!cur) return;
+      const conditions = [
+        ...(cur.status?.conditions ?? []).filter((c) => c.type !== condition.type),
+        condition,
+      ];
+      const next: Pod = {
+        ...cur,
+        metadata: {
+          ...cur.metadata,
+          deletionTimestamp: new Date(clock.now()).toISOString(),
+          deletionGracePeriodSeconds: cur.spec.terminationGracePeriodSeconds ?? 30,
+        },
+        status: { ...cur.status, conditions },
+      };
+      deleted.push(next);
+      writePod(next);
+    },
+    clearNominatedNodeName: async (list) => {
+      for (const p of list) {
+        const cur = pods.get(p.metadata.uid ?? "");
+        if (cur?.status?.nominatedNodeName)
+          writePod({ ...cur, status: { ...cur.status, nominatedNodeName: undefined } });
+      }
+    },
+  });
   for (const [k, v] of o.registry ?? []) registry.set(k, v);
+  // The queue is built after the framework (it needs the QueueSort plugin): nominate through it lazily.
+  const nominator: PodNominator = {
+    addNominatedPod: (pi, ni) => queue.addNominatedPod(pi, ni),
+    deleteNominatedPodIfExists: (pod) => queue.deleteNominatedPodIfExists(pod),
+    updateNominatedPod: (oldPod, pi) => queue.updateNominatedPod(oldPod, pi),
+    nominatedPodsForNode: (node) => queue.nominatedPodsForNode(node),
+  };
   const fwk = new Framework(registry, o.profile ?? defaultProfile(), {
     snapshot,
     clock,
+    podNominator: nominator,
     informerFactory: o.informerFactory,
   });
   const queue = new PriorityQueue(fwk.queueSortPlugins[0].less, {
@@ -109,6 +180,18 @@ export function newSim(o: SimOptions = {}): Sim {
     clock,
     recorder,
     getPod: (p) => pods.get(p.metadata.uid ?? ""),
+    updatePod: async (pod, _condition, ni) => {
+      const cur = pods.get(pod.metadata.uid ?? "");
+      if (!cur || cur.spec.nodeName) return;
+      const nnn =
+        ni?.nominatingMode === NominatingMode.ModeOverride
+          ? ni.nominatedNodeName
+          : cur.status?.nominatedNodeName;
+      // Only a changed nomination is written: a PodScheduled-only update would be one more
+      // queue event in every test, and the events list already says what it would say.
+      if ((nnn ?? "") === (cur.status?.nominatedNodeName ?? "")) return;
+      writePod({ ...cur, status: { ...cur.status, nominatedNodeName: nnn || undefined } });
+    },
     onError: () => {},
     explain: o.explain,
     onExplain: (pod, r) => explained.set(`${pod.metadata.namespace}/${pod.metadata.name}`, r),
@@ -138,6 +221,19 @@ export function newSim(o: SimOptions = {}): Sim {
     async drain() {
       while (queue.activeQ.len() > 0) await sched.scheduleOne();
       await sched.waitForBindings();
+      await this.preemption()?.evaluator.wait();
+    },
+    deleted,
+    finishDeletions() {
+      for (const p of [...pods.values()]) {
+        if (!p.metadata.deletionTimestamp || !p.spec.nodeName) continue;
+        pods.delete(p.metadata.uid ?? "");
+        cache.removePod(p);
+        queue.moveAllToActiveOrBackoffQueue(AssignedPodDelete, p, undefined);
+      }
+    },
+    preemption() {
+      return fwk.plugins.get("DefaultPreemption") as DefaultPreemption | undefined;
     },
   };
 }

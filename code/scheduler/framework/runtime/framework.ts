@@ -3,6 +3,7 @@
  * configuration, and the Run…Plugins functions the scheduling and binding cycles call.
  *
  * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (frameworkImpl, NewFramework, RunPreFilterPlugins, RunFilterPlugins, RunPostFilterPlugins, RunPreScorePlugins, RunScorePlugins, RunReservePluginsReserve, RunReservePluginsUnreserve, RunPermitPlugins, WaitOnPermit, RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins, maxTimeout)
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (RunPreFilterExtensionAddPod, RunPreFilterExtensionRemovePod, RunFilterPluginsWithNominatedPods, addGENominatedPods)
  * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/registry.go (Registry, PluginFactory)
  * @chapter 05-scheduler
  *
@@ -62,8 +63,9 @@ import {
   isSuccess,
   isWait,
   newStatus,
-  type Status,
+  Status,
 } from "../status.ts";
+import type { PodInfo } from "../types.ts";
 import { WaitingPod, WaitingPodsMap } from "./waiting-pods-map.ts";
 
 /** maxTimeout: the longest a Permit plugin may make a pod wait. */
@@ -135,6 +137,20 @@ export interface Handle {
   sharedInformerFactory(): SharedInformerFactory | undefined;
   /** Who is nominated to which node: the scheduling queue's nominator. */
   podNominator(): PodNominator | undefined;
+  // Preemption (issue 14): the framework's runners a PostFilter plugin drives on copies.
+  runPreFilterExtensionAddPod(
+    state: CycleState,
+    pod: Pod,
+    podInfoToAdd: PodInfo,
+    nodeInfo: NodeInfo,
+  ): Status | undefined;
+  runPreFilterExtensionRemovePod(
+    state: CycleState,
+    pod: Pod,
+    podInfoToRemove: PodInfo,
+    nodeInfo: NodeInfo,
+  ): Status | undefined;
+  runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined;
 }
 
 export type PluginFactory = (args: unknown, handle: Handle) => Plugin;
@@ -325,14 +341,89 @@ export class Framework implements Handle {
     return undefined;
   }
 
+  // #region nominated-pods
+  // Preemption and nominated pods (issue 14, preemption): the PreFilterExtensions runners and
+  // Filter with the pods nominated to the node counted as if they were already there.
+
+  /** RunPreFilterExtensionAddPod: every PreFilter plugin with extensions (and not skipped) sees the pod added. */
+  runPreFilterExtensionAddPod(
+    state: CycleState,
+    podToSchedule: Pod,
+    podInfoToAdd: PodInfo,
+    nodeInfo: NodeInfo,
+  ): Status | undefined {
+    for (const pl of this.preFilterPlugins) {
+      const ext = pl.preFilterExtensions?.();
+      if (!ext || state.skipFilterPlugins.has(pl.name())) continue;
+      const s = ext.addPod(state, podToSchedule, podInfoToAdd, nodeInfo);
+      if (!isSuccess(s)) return errorStatus(`running AddPod on PreFilter plugin "${pl.name()}"`, s);
+    }
+    return undefined;
+  }
+
+  /** RunPreFilterExtensionRemovePod: the same for a pod taken off the node (a preemption victim). */
+  runPreFilterExtensionRemovePod(
+    state: CycleState,
+    podToSchedule: Pod,
+    podInfoToRemove: PodInfo,
+    nodeInfo: NodeInfo,
+  ): Status | undefined {
+    for (const pl of this.preFilterPlugins) {
+      const ext = pl.preFilterExtensions?.();
+      if (!ext || state.skipFilterPlugins.has(pl.name())) continue;
+      const s = ext.removePod(state, podToSchedule, podInfoToRemove, nodeInfo);
+      if (!isSuccess(s)) return errorStatus(`running RemovePod on PreFilter plugin "${pl.name()}"`, s);
+    }
+    return undefined;
+  }
+
   /**
-   * RunFilterPluginsWithNominatedPods — seam: upstream runs Filter twice when higher-priority
-   * pods are nominated to the node (once with them added via PreFilterExtensions.AddPod).
-   * No plugin here has PreFilterExtensions yet, so this is RunFilterPlugins.
+   * RunFilterPluginsWithNominatedPods: Filter runs first with the pods nominated to this node
+   * at the pod's priority or above added (it must not take the room they wait for), then — only
+   * if some were added and the first pass succeeded — again without them, since a filter like
+   * pod affinity may pass only because of a nominated pod that may yet land elsewhere.
    */
   runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
-    return this.runFilterPlugins(state, pod, nodeInfo);
+    let status: Status | undefined;
+    let podsAdded = false;
+    for (let i = 0; i < 2; i++) {
+      let stateToUse = state;
+      let nodeInfoToUse = nodeInfo;
+      if (i === 0) {
+        const added = this.addGENominatedPods(pod, state, nodeInfo);
+        if (added instanceof Status) return added;
+        [podsAdded, stateToUse, nodeInfoToUse] = added;
+      } else if (!podsAdded || !isSuccess(status)) {
+        break;
+      }
+      status = this.runFilterPlugins(stateToUse, pod, nodeInfoToUse);
+      if (!isSuccess(status) && !isRejected(status)) return status;
+    }
+    return status;
   }
+
+  /** addGENominatedPods: copies of state and nodeInfo with the ≥-priority nominated pods added. */
+  private addGENominatedPods(
+    pod: Pod,
+    state: CycleState,
+    nodeInfo: NodeInfo,
+  ): [boolean, CycleState, NodeInfo] | Status {
+    const nominated = this.opts.podNominator?.nominatedPodsForNode(nodeInfo.nodeName()) ?? [];
+    if (nominated.length === 0) return [false, state, nodeInfo];
+    const nodeInfoOut = nodeInfo.snapshot();
+    const stateOut = state.clone();
+    let podsAdded = false;
+    const priority = pod.spec.priority ?? 0;
+    for (const pi of nominated) {
+      if ((pi.pod.spec.priority ?? 0) < priority || pi.pod.metadata.uid === pod.metadata.uid) continue;
+      nodeInfoOut.addPodInfo(pi);
+      const s = this.runPreFilterExtensionAddPod(stateOut, pod, pi, nodeInfoOut);
+      if (!isSuccess(s)) return s!;
+      podsAdded = true;
+    }
+    return [podsAdded, stateOut, nodeInfoOut];
+  }
+  // #endregion nominated-pods
 
   /** RunPostFilterPlugins: the first success wins; otherwise every rejection's reasons. */
   runPostFilterPlugins(
