@@ -145,7 +145,8 @@ export class Etcd3Store implements Interface {
       failure: [],
     });
     if (!resp.succeeded) throw newAlreadyExists(this.gr, nameOfKey(key));
-    return decodeObject(data, resp.header.revision);
+    // Upstream decodes `data` again; the object it came from serves, with its revision.
+    return withResourceVersion(obj, resp.header.revision);
   }
   // #endregion create
 
@@ -335,7 +336,7 @@ export class Etcd3Store implements Interface {
         success: [{ requestPut: { key: bytes(key), value: bytes(data) } }],
         failure: [{ requestRange: { key: bytes(key) } }],
       });
-      if (resp.succeeded) return decodeObject(data, resp.header.revision);
+      if (resp.succeeded) return withResourceVersion(updated, resp.header.revision);
       // Lost the race: the failure branch read the key in the same txn, so no extra round trip.
       state = this.stateFrom(key, resp.responses[0]?.responseRange, ignoreNotFound);
       isCurrent = true;
