@@ -96,6 +96,12 @@ export function parseAccept(header: string | undefined): MediaRange[] {
 export interface FieldValidation {
   directive: string | null;
   warnings: string[];
+  /**
+   * Set by decodeBody when the body was decoded against the kind's message (JSON or YAML): the
+   * OpenAPI schema is generated from the same .proto, so the name check by schema
+   * (handlers/field-validation.ts) would find nothing; it is skipped.
+   */
+  namesChecked?: boolean;
 }
 
 /**
@@ -158,6 +164,7 @@ export function decodeBody(
       `json: cannot unmarshal ${typeof o.metadata} into Go struct field ${o.kind}.metadata of type v1.ObjectMeta`,
     );
   }
+  if (decoded?.typed && fieldValidation) fieldValidation.namesChecked = true;
   if (decoded && fieldValidation && decoded.strictErrors.length > 0) {
     fieldValidation.warnings.push(...strictDecodingOutcome(fieldValidation.directive, decoded));
   }

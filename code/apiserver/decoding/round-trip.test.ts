@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { decodeBody, protobufMediaType } from "../negotiation.ts";
+import { unknownFields } from "../handlers/field-validation.ts";
+import { decodeBody, type FieldValidation, protobufMediaType } from "../negotiation.ts";
 import { openAPIDocument } from "../openapi.ts";
 import { decodeProtobuf } from "../protobuf/decode.ts";
 import { messageFor } from "../protobuf/registry.ts";
@@ -48,14 +49,38 @@ describe("every field of every served kind round-trips through JSON, YAML and pr
         ["protobuf", protobufMediaType, encodeProtobuf(apiVersion, r.kind, object)],
       ];
       for (const [format, contentType, body] of bodies) {
-        const fieldValidation = { directive: "Strict", warnings: [] as string[] };
+        const fieldValidation: FieldValidation = { directive: "Strict", warnings: [] };
         const got = decodeBody(contentType, body, expected, decodeProtobuf, fieldValidation);
         const kept = new Set(paths(got));
         const lost = paths(object).filter((p) => !kept.has(p));
         expect(lost, `${format}: fields lost`).toEqual([]);
         expect(got, format).toEqual(object);
         expect(fieldValidation.warnings).toEqual([]);
+        // The create handler skips the schema walk after a typed decode (namesChecked): the
+        // walk must have nothing left to find, or skipping it would change what is stored.
+        expect(fieldValidation.namesChecked ?? false, format).toBe(format !== "protobuf");
+        expect(unknownFields(got), format).toEqual([]);
       }
+      // Unknown names anywhere: the typed decode drops and reports them itself.
+      const withUnknown = {
+        ...object,
+        bogusTop: 1,
+        metadata: { ...(object as unknown as { metadata: object }).metadata, bogusMeta: 1 },
+      };
+      const fv: FieldValidation = { directive: "Warn", warnings: [] };
+      const got = decodeBody(
+        "application/json",
+        Buffer.from(JSON.stringify(withUnknown)),
+        expected,
+        decodeProtobuf,
+        fv,
+      );
+      expect(fv.namesChecked).toBe(true);
+      expect([...fv.warnings].sort()).toEqual([
+        'unknown field "bogusTop"',
+        'unknown field "metadata.bogusMeta"',
+      ]);
+      expect(unknownFields(got)).toEqual([]);
     });
   }
 });

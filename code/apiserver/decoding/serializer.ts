@@ -43,6 +43,11 @@ export interface DecodedObject {
   strictErrors: string[];
   /** `Pod in version "v1" cannot be handled as a Pod`: the prefix of every later decode error. */
   errorPrefix: string;
+  /**
+   * Decoded against the kind's message: every field it does not know was dropped (and named in
+   * strictErrors), so there is nothing left for field validation's name check to find.
+   */
+  typed: boolean;
 }
 
 /** The Go type of the anonymous struct Interpret decodes into, as Go prints it in an error. */
@@ -98,12 +103,12 @@ export function decodeObject(
   if (!message) {
     // No .proto for this kind (none served today; round-trip.test.ts checks): free-form JSON,
     // whose names handlers/field-validation.ts checks.
-    return { obj: toValue(tree) as KubeObject, strictErrors, errorPrefix };
+    return { obj: toValue(tree) as KubeObject, strictErrors, errorPrefix, typed: false };
   }
   try {
     const decoded = unmarshal(tree, message, { strict, extraStrings: ["apiVersion", "kind"] });
     strictErrors.push(...decoded.strictErrors);
-    return { obj: decoded.value as KubeObject, strictErrors, errorPrefix };
+    return { obj: decoded.value as KubeObject, strictErrors, errorPrefix, typed: true };
   } catch (e) {
     if (e instanceof UnmarshalError) throw newBadRequest(`${errorPrefix}: ${e.message}`);
     throw e;

@@ -15,7 +15,7 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import { decodeBody } from "../negotiation.ts";
+import { decodeBody, type FieldValidation } from "../negotiation.ts";
 import { apiVersionOf } from "../resources.ts";
 import { admitCreate, createValidation } from "./admission.ts";
 import { checkFieldValidation } from "./field-validation.ts";
@@ -48,7 +48,7 @@ export async function decodeRequestObject(
   applyDefaults = true,
 ): Promise<KubeObject> {
   const body = await readBody(scope.req);
-  const fieldValidation = { directive: scope.query.get("fieldValidation"), warnings: [] as string[] };
+  const fieldValidation: FieldValidation = { directive: scope.query.get("fieldValidation"), warnings: [] };
   const obj = decodeBody(
     scope.req.headers["content-type"],
     body,
@@ -59,7 +59,7 @@ export async function decodeRequestObject(
   // Kinds without a .proto message are checked by name (field-validation.ts); typed kinds by decoding.
   addWarnings(scope.res, [
     ...fieldValidation.warnings,
-    ...checkFieldValidation(fieldValidation.directive, obj),
+    ...checkFieldValidation(fieldValidation.directive, obj, fieldValidation.namesChecked),
   ]);
   if (applyDefaults) scope.setDefaults(obj);
   scope.audit?.logRequestObject(obj); // chapter 3 audit: requestObject, objectRef's name

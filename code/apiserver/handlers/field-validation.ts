@@ -185,11 +185,17 @@ export function unknownFields(obj: KubeObject): UnknownField[] {
  * nothing for Ignore. Unknown fields are removed from the object in every case, as decoding
  * into a Go struct drops them.
  */
-export function checkFieldValidation(directive: string | null, obj: KubeObject): string[] {
+export function checkFieldValidation(
+  directive: string | null,
+  obj: KubeObject,
+  namesChecked = false,
+): string[] {
   const mode = directive ?? "Warn";
   if (!["Strict", "Warn", "Ignore", ""].includes(mode)) {
     throw newBadRequest(`fieldValidation must be one of "Ignore", "Warn", or "Strict", got "${mode}"`);
   }
+  // A typed decode already dropped and reported every unknown name (negotiation.ts, namesChecked).
+  if (namesChecked) return [];
   const unknown = unknownFields(obj);
   if (unknown.length === 0) return [];
   if (mode === "Strict") {

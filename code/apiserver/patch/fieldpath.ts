@@ -36,15 +36,18 @@ export type FieldPath = PathElement[];
 
 /** fieldpath.Path.String(): `.spec.containers[name="app"].image`, `.metadata.finalizers[="x"]`. */
 export function pathString(path: FieldPath): string {
-  return path
-    .map((e) => {
-      if ("field" in e) return `.${e.field}`;
-      if ("index" in e) return `[${e.index}]`;
-      if ("value" in e) return `[=${JSON.stringify(e.value)}]`;
-      const keys = Object.keys(e.key).sort();
-      return `[${keys.map((k) => `${k}=${JSON.stringify(e.key[k])}`).join(",")}]`;
-    })
-    .join("");
+  let s = "";
+  for (const e of path) s += elementString(e);
+  return s;
+}
+
+/** One element's part of pathString, so a walk can extend its parent's string instead of rebuilding it. */
+export function elementString(e: PathElement): string {
+  if ("field" in e) return `.${e.field}`;
+  if ("index" in e) return `[${e.index}]`;
+  if ("value" in e) return `[=${JSON.stringify(e.value)}]`;
+  const keys = Object.keys(e.key).sort();
+  return `[${keys.map((k) => `${k}=${JSON.stringify(e.key[k])}`).join(",")}]`;
 }
 
 /** fieldpath.Set: a set of paths, keyed by their string form. */
@@ -52,6 +55,23 @@ export class FieldSet {
   private readonly paths = new Map<string, FieldPath>();
   add(p: FieldPath): void {
     this.paths.set(pathString(p), p);
+  }
+  /** add, when the caller already has the path's string (`key` must be pathString(p)). */
+  addKeyed(key: string, p: FieldPath): void {
+    this.paths.set(key, p);
+  }
+  get(key: string): FieldPath | undefined {
+    return this.paths.get(key);
+  }
+  hasKey(key: string): boolean {
+    return this.paths.has(key);
+  }
+  deleteKey(key: string): void {
+    this.paths.delete(key);
+  }
+  /** The paths with their strings, in insertion order. */
+  entries(): IterableIterator<[string, FieldPath]> {
+    return this.paths.entries();
   }
   has(p: FieldPath): boolean {
     return this.paths.has(pathString(p));
@@ -96,6 +116,37 @@ export function setToFields(set: FieldSet): Record<string, unknown> {
   };
   return strip(root);
 }
+
+// #region fields-v1-cache
+/**
+ * setToFields, remembered: writes of one shape (each pod a benchmark or a ReplicaSet posts) own
+ * the same paths, so they get the same FieldsV1 tree. It is built once per distinct set, frozen
+ * (a stray write throws instead of changing every object that shares it) and shared. The key is
+ * the set's path strings in order, each prefixed by its length so no two sets can share one.
+ * Upstream builds the tree per write (compiled Go); this is ours, for a single-threaded server.
+ */
+const fieldsV1Cache = new Map<string, Record<string, unknown>>();
+const fieldsV1CacheSize = 256;
+
+export function setToFieldsCached(set: FieldSet): Record<string, unknown> {
+  let key = "";
+  for (const [k] of set.entries()) key += `${k.length}:${k}`;
+  let tree = fieldsV1Cache.get(key);
+  if (tree === undefined) {
+    tree = freezeTree(setToFields(set));
+    // Oldest out first: the shapes in use come back at once.
+    if (fieldsV1Cache.size >= fieldsV1CacheSize)
+      fieldsV1Cache.delete(fieldsV1Cache.keys().next().value as string);
+    fieldsV1Cache.set(key, tree);
+  }
+  return tree;
+}
+
+function freezeTree(node: Record<string, unknown>): Record<string, unknown> {
+  for (const child of Object.values(node)) freezeTree(child as Record<string, unknown>);
+  return Object.freeze(node);
+}
+// #endregion fields-v1-cache
 
 /** FieldsToSet: read a FieldsV1 tree back into paths. */
 export function fieldsToSet(fields: unknown): FieldSet {

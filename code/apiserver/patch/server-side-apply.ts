@@ -48,7 +48,15 @@
 import { parse as parseYAML } from "yaml";
 import type { KubeObject, ManagedFieldsEntry } from "../../api/meta.ts";
 import { newApplyConflict, newBadRequest, type StatusError } from "../errors.ts";
-import { type FieldPath, FieldSet, fieldsToSet, pathString, setToFields } from "./fieldpath.ts";
+import {
+  elementString,
+  type FieldPath,
+  FieldSet,
+  fieldsToSet,
+  pathString,
+  setToFields,
+  setToFieldsCached,
+} from "./fieldpath.ts";
 import { getOwn, isJSONObject as isMap, jsonEqual, jsonTypeName, setOwn } from "./json-value.ts";
 import { type FieldMeta, lookupField, lookupKind, type StructMeta } from "./patch-meta.ts";
 
@@ -94,35 +102,50 @@ const ignoredMetadata = new Set([
  */
 export function toFieldSet(obj: unknown, schema: StructMeta | undefined): FieldSet {
   const set = new FieldSet();
-  const walkMap = (m: Record<string, unknown>, t: StructMeta | undefined, prefix: FieldPath) => {
-    for (const [k, v] of Object.entries(m)) {
-      if (prefix.length === 0 && ignoredTopLevel.has(k)) continue;
-      if (prefix.length === 1 && pathString(prefix) === ".metadata" && ignoredMetadata.has(k)) continue;
-      walkValue(v, lookupField(t, k), isAtomicMap(t, k), [...prefix, { field: k }]);
+  // Each step carries its path's string along (`key`), so a path's string is built once, by
+  // extending its parent's, not rebuilt from the root at every level.
+  const walkMap = (m: Record<string, unknown>, t: StructMeta | undefined, prefix: FieldPath, key: string) => {
+    const top = prefix.length === 0;
+    const inMetadata = key === ".metadata";
+    for (const k of Object.keys(m)) {
+      if (top && ignoredTopLevel.has(k)) continue;
+      if (inMetadata && ignoredMetadata.has(k)) continue;
+      const e = { field: k };
+      walkValue(m[k], lookupField(t, k), isAtomicMap(t, k), [...prefix, e], key + elementString(e));
     }
   };
-  const walkValue = (v: unknown, meta: FieldMeta, atomic: boolean, path: FieldPath) => {
-    if (isMap(v) && !atomic && Object.keys(v).length > 0) {
-      walkMap(v, meta.type, path);
+  const walkValue = (v: unknown, meta: FieldMeta, atomic: boolean, path: FieldPath, key: string) => {
+    if (isMap(v) && !atomic && hasAnyKey(v)) {
+      walkMap(v, meta.type, path, key);
       return;
     }
     if (Array.isArray(v) && listType(meta) === "map") {
       for (const item of v) {
         if (!isMap(item) || !(meta.patchMergeKey! in item)) continue;
-        const itemPath: FieldPath = [...path, { key: { [meta.patchMergeKey!]: item[meta.patchMergeKey!] } }];
-        set.add(itemPath);
-        walkMap(item, meta.type, itemPath);
+        const e = { key: { [meta.patchMergeKey!]: item[meta.patchMergeKey!] } };
+        const itemPath: FieldPath = [...path, e];
+        const itemKey = key + elementString(e);
+        set.addKeyed(itemKey, itemPath);
+        walkMap(item, meta.type, itemPath, itemKey);
       }
       return;
     }
     if (Array.isArray(v) && listType(meta) === "set") {
-      for (const item of v) set.add([...path, { value: item }]);
+      for (const item of v) {
+        const e = { value: item };
+        set.addKeyed(key + elementString(e), [...path, e]);
+      }
       return;
     }
-    set.add(path);
+    set.addKeyed(key, path);
   };
-  if (isMap(obj)) walkMap(obj, schema, []);
+  if (isMap(obj)) walkMap(obj, schema, [], "");
   return set;
+}
+
+function hasAnyKey(m: object): boolean {
+  for (const _ in m) return true;
+  return false;
 }
 // #endregion to-field-set
 
@@ -371,10 +394,12 @@ export function updateManagedFields(
   const schema = lookupKind(apiVersion, updated.kind ?? "");
   const oldSet = old ? toFieldSet(old, schema) : new FieldSet();
   const newSet = toFieldSet(updated, schema);
-  const changed = newSet
-    .list()
-    .filter((p) => !oldSet.has(p) || !jsonEqual(valueAt(old, p), valueAt(updated, p)));
-  const gone = oldSet.list().filter((p) => !newSet.has(p));
+  // Paths by their strings: a create (no old object) changes every path it sets.
+  const changed: string[] = [];
+  for (const [k, p] of newSet.entries())
+    if (!old || !oldSet.hasKey(k) || !jsonEqual(valueAt(old, p), valueAt(updated, p))) changed.push(k);
+  const gone: string[] = [];
+  for (const [k] of oldSet.entries()) if (!newSet.hasKey(k)) gone.push(k);
 
   const me: ManagedFieldsEntry = { manager, operation: "Update", apiVersion };
   const myKey = managerKey(me);
@@ -388,20 +413,21 @@ export function updateManagedFields(
     entries.push(mine);
   }
   for (const x of entries) {
-    for (const p of gone) x.set.delete(p);
-    for (const p of changed) {
-      if (x === mine) x.set.add(p);
-      else x.set.delete(p);
+    for (const k of gone) x.set.deleteKey(k);
+    for (const k of changed) {
+      if (x === mine) x.set.addKeyed(k, newSet.get(k) as FieldPath);
+      else x.set.deleteKey(k);
     }
   }
-  const out = structuredClone(updated);
-  out.metadata ??= {};
+  // The caller hands over an object of its own (decoded or cloned for this write): only the
+  // metadata, which gets the new managedFields, is copied, not the whole object.
+  const out: KubeObject = { ...updated, metadata: { ...(updated.metadata ?? {}) } };
   out.metadata.managedFields = entries
     .filter((x) => x.set.size > 0)
     .map((x) =>
       x === mine
-        ? { ...me, time: now, fieldsType: "FieldsV1" as const, fieldsV1: setToFields(x.set) }
-        : { ...x.entry, fieldsV1: setToFields(x.set) },
+        ? { ...me, time: now, fieldsType: "FieldsV1" as const, fieldsV1: setToFieldsCached(x.set) }
+        : { ...x.entry, fieldsV1: setToFieldsCached(x.set) },
     );
   return out;
 }

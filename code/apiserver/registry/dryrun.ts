@@ -26,6 +26,7 @@ import { type GroupResource, newAlreadyExists } from "../errors.ts";
 import { checkPreconditions, nameOfKey } from "../storage/errors.ts";
 import type {
   GetOptions,
+  GuaranteedUpdateOptions,
   Interface,
   ListOptions,
   ListResult,
@@ -51,7 +52,7 @@ export class DryRunnableStorage implements Interface {
 
   async guaranteedUpdate(
     key: string,
-    opts: { preconditions?: Preconditions; ignoreNotFound?: boolean },
+    opts: GuaranteedUpdateOptions,
     tryUpdate: UpdateFunc,
     dryRun = false,
   ): Promise<KubeObject> {

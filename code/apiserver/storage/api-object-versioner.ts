@@ -30,6 +30,17 @@ export function encodeObject(obj: KubeObject): string {
   return JSON.stringify({ ...obj, metadata });
 }
 
+/**
+ * What `decodeObject(encodeObject(obj), rev)` gives, without parsing the JSON just written: a
+ * copy of `obj`'s top level and metadata with resourceVersion `rev` (last in metadata, where
+ * decoding puts it). The rest is shared with `obj`, which the writer hands over. It serialises
+ * to the same bytes as the decoded object (JSON drops the same undefined fields either way).
+ */
+export function withResourceVersion(obj: KubeObject, rev: number): KubeObject {
+  const { resourceVersion: _ignored, ...metadata } = obj.metadata ?? {};
+  return { ...obj, metadata: { ...metadata, resourceVersion: String(rev) } };
+}
+
 /** Decode, then UpdateObject: the stored JSON back into an object whose resourceVersion is `rev`. */
 export function decodeObject(value: Uint8Array | string, rev: number): KubeObject {
   let obj: KubeObject;

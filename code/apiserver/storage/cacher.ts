@@ -70,6 +70,7 @@ import { deepFreeze } from "./caching-object.ts";
 import { errorEvent, nameOfKey } from "./errors.ts";
 import type {
   GetOptions,
+  GuaranteedUpdateOptions,
   Interface,
   ListOptions,
   ListResult,
@@ -540,13 +541,21 @@ export class Cacher implements Interface {
     return this.storage.delete(key, preconditions, validateDeletion);
   }
 
-  guaranteedUpdate(
-    key: string,
-    opts: { preconditions?: Preconditions; ignoreNotFound?: boolean },
-    tryUpdate: UpdateFunc,
-  ): Promise<KubeObject> {
-    return this.storage.guaranteedUpdate(key, opts, tryUpdate);
+  // #region guaranteed-update
+  /**
+   * Cacher.GuaranteedUpdate: the cached object goes down as the first guess, so an update of an
+   * object the cache has (a binding, a status write) skips etcd's read. The store never changes
+   * it (it is frozen and shared) and copies it before tryUpdate.
+   */
+  guaranteedUpdate(key: string, opts: GuaranteedUpdateOptions, tryUpdate: UpdateFunc): Promise<KubeObject> {
+    const cached = this.isReady ? this.watchCache.get(key) : undefined;
+    return this.storage.guaranteedUpdate(
+      key,
+      cached ? { ...opts, cachedExistingObject: cached } : opts,
+      tryUpdate,
+    );
   }
+  // #endregion guaranteed-update
 
   currentResourceVersion(): Promise<string> {
     return this.storage.currentResourceVersion();

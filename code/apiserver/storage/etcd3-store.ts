@@ -44,7 +44,12 @@ import {
   newInternalError,
   newNotFound,
 } from "../errors.ts";
-import { decodeObject, encodeObject, parseResourceVersion } from "./api-object-versioner.ts";
+import {
+  decodeObject,
+  encodeObject,
+  parseResourceVersion,
+  withResourceVersion,
+} from "./api-object-versioner.ts";
 import { decodeContinue, encodeContinue } from "./continue.ts";
 import {
   checkPreconditions,
@@ -57,6 +62,7 @@ import { type EtcdClient, isCompactedError, isFutureRevError } from "./etcd-clie
 import { WatchChan } from "./etcd3-watcher.ts";
 import type {
   GetOptions,
+  GuaranteedUpdateOptions,
   Interface,
   ListOptions,
   ListResult,
@@ -139,7 +145,8 @@ export class Etcd3Store implements Interface {
       failure: [],
     });
     if (!resp.succeeded) throw newAlreadyExists(this.gr, nameOfKey(key));
-    return decodeObject(data, resp.header.revision);
+    // Upstream decodes `data` again; the object it came from serves, with its revision.
+    return withResourceVersion(obj, resp.header.revision);
   }
   // #endregion create
 
@@ -277,28 +284,62 @@ export class Etcd3Store implements Interface {
    * key's mod_revision is still the one read; if not, start over from what etcd answered in the
    * same txn. The caller's preconditions are checked against every version it is shown. An
    * update that changes nothing writes nothing (the resourceVersion stays).
+   *
+   * With `cachedExistingObject` (the watch cache's copy) the first try starts from it instead of
+   * a read. It may be stale, so whatever it decides is confirmed against etcd: a lost txn reads
+   * the current object in its failure branch; a refusal (precondition, tryUpdate's error) or a
+   * no-op is re-judged on a fresh read before it is answered, as upstream's origStateIsCurrent.
    */
   async guaranteedUpdate(
     key: string,
-    opts: { preconditions?: Preconditions; ignoreNotFound?: boolean },
+    opts: GuaranteedUpdateOptions,
     tryUpdate: UpdateFunc,
   ): Promise<KubeObject> {
-    let state = await this.getState(key, opts.ignoreNotFound ?? false);
+    const ignoreNotFound = opts.ignoreNotFound ?? false;
+    const cached = opts.cachedExistingObject;
+    let state: ObjState = cached
+      ? { obj: cached, rev: Number(cached.metadata.resourceVersion) }
+      : await this.getState(key, ignoreNotFound);
+    let isCurrent = !cached;
     for (;;) {
       const preconditionError = checkPreconditions(this.gr, key, state.obj, opts.preconditions);
-      if (preconditionError) throw preconditionError;
-      const updated = await tryUpdate(state.obj ? structuredClone(state.obj) : undefined);
+      if (preconditionError) {
+        if (isCurrent) throw preconditionError;
+        state = await this.getState(key, ignoreNotFound);
+        isCurrent = true;
+        continue;
+      }
+      let updated: KubeObject;
+      try {
+        updated = await tryUpdate(state.obj ? structuredClone(state.obj) : undefined);
+      } catch (e) {
+        if (isCurrent) throw e;
+        const guessedRev = state.rev;
+        state = await this.getState(key, ignoreNotFound);
+        isCurrent = true;
+        if (state.rev === guessedRev) throw e; // the guess was current after all
+        continue;
+      }
       const data = encodeObject(updated);
-      if (state.obj && data === state.data) return state.obj;
+      if (state.obj && state.data === undefined) state.data = encodeObject(state.obj);
+      if (state.obj && data === state.data) {
+        if (isCurrent) return state.obj;
+        // A no-op against the guess: answer it only if etcd still holds exactly that.
+        state = await this.getState(key, ignoreNotFound);
+        isCurrent = true;
+        if (state.obj && data === state.data) return state.obj;
+        continue;
+      }
 
       const resp = await this.client.txn({
         compare: [modRevisionIs(key, state.rev)],
         success: [{ requestPut: { key: bytes(key), value: bytes(data) } }],
         failure: [{ requestRange: { key: bytes(key) } }],
       });
-      if (resp.succeeded) return decodeObject(data, resp.header.revision);
+      if (resp.succeeded) return withResourceVersion(updated, resp.header.revision);
       // Lost the race: the failure branch read the key in the same txn, so no extra round trip.
-      state = this.stateFrom(key, resp.responses[0]?.responseRange, opts.ignoreNotFound ?? false);
+      state = this.stateFrom(key, resp.responses[0]?.responseRange, ignoreNotFound);
+      isCurrent = true;
     }
   }
 

@@ -104,6 +104,18 @@ export interface Watch extends AsyncIterable<StorageWatchEvent> {
  */
 export type UpdateFunc = (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
 
+/** guaranteedUpdate's options. */
+export interface GuaranteedUpdateOptions {
+  preconditions?: Preconditions;
+  ignoreNotFound?: boolean;
+  /**
+   * upstream's cachedExistingObject: the object as the watch cache holds it (read-only), a first
+   * guess that saves the read. A stale guess costs nothing but the lost txn, whose failure
+   * branch reads the current object anyway.
+   */
+  cachedExistingObject?: KubeObject;
+}
+
 export interface Interface {
   create(key: string, obj: KubeObject): Promise<KubeObject>;
   /** Deletes if the preconditions hold; `validateDeletion` sees the current object first. */
@@ -119,11 +131,7 @@ export interface Interface {
    * Read, call tryUpdate, write if the object has not changed since the read; on a lost race,
    * read again and retry (the caller's preconditions are checked on every try).
    */
-  guaranteedUpdate(
-    key: string,
-    opts: { preconditions?: Preconditions; ignoreNotFound?: boolean },
-    tryUpdate: UpdateFunc,
-  ): Promise<KubeObject>;
+  guaranteedUpdate(key: string, opts: GuaranteedUpdateOptions, tryUpdate: UpdateFunc): Promise<KubeObject>;
   /** The store's current revision (for list resourceVersion and bookmarks). */
   currentResourceVersion(): Promise<string>;
   close(): Promise<void>;

@@ -24,7 +24,8 @@
  * - the phases run one after the other on one server: creates alone (`--creates` pods, no
  *   informers yet), then the informers start and sync, then `--pods` pods created and bound;
  * - the server's counters come over its stdin/stdout ("stats"), the informers' likewise;
- * - `--cpu-prof-dir DIR` makes the server write a V8 CPU profile there when it stops.
+ * - `--cpu-prof-dir DIR` makes the server write a V8 CPU profile there when it stops, and the
+ *   benchmark print its top entries (cpu-profile.ts).
  * Flags: --pods N (5000), --creates N (3000), --clients N (32), --informers N (3), --quick,
  * --json (one JSON object on stdout; progress on stderr).
  */
@@ -36,6 +37,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startAPIServer } from "../server.ts";
 import { cacherMetrics } from "../storage/cacher.ts";
+import { busiestProfile, summarizeProfile } from "./cpu-profile.ts";
 
 const quick = process.argv.includes("--quick");
 const json = process.argv.includes("--json");
@@ -375,6 +377,17 @@ async function main(): Promise<void> {
   } finally {
     await stopChild(server.child);
     agent.destroy();
+  }
+  // The server writes its profile as it exits: where its CPU went, beside the CPU per pod.
+  const written = cpuProfDir && server.child.pid ? busiestProfile(cpuProfDir, server.child.pid) : undefined;
+  if (written) {
+    const s = summarizeProfile(written, 12);
+    const line = (e: { name: string; share: number }) => `    ${e.share.toFixed(1).padStart(5)} %  ${e.name}`;
+    const out = json ? console.error : console.log;
+    out(`  server CPU profile (${s.busyMs} ms busy, whole run), by self time:`);
+    for (const e of s.self) out(line(e));
+    out("  by inclusive time:");
+    for (const e of s.inclusive) out(line(e));
   }
 }
 

@@ -190,6 +190,52 @@ export function runStorageSuite(start: () => Promise<SuiteBackend>): void {
     expect((await s.get(key("new")))?.metadata.resourceVersion).toBe(upserted.metadata.resourceVersion);
   });
 
+  it("guaranteedUpdate from a cached first guess: a stale guess is never what decides", async () => {
+    const { s, key } = fresh();
+    const v1 = await s.create(key("web"), pod("web", {}, { count: 0 }));
+    const v2 = await s.guaranteedUpdate(key("web"), {}, (cur) => ({ ...(cur as KubeObject), count: 1 }));
+    const stale = Object.freeze(structuredClone(v1)); // the watch cache's copy, one write behind
+
+    // A write computed from the stale guess loses its txn and is redone from etcd's answer.
+    const seen: unknown[] = [];
+    const v3 = await s.guaranteedUpdate(key("web"), { cachedExistingObject: stale }, (cur) => {
+      seen.push(cur?.count);
+      return { ...(cur as KubeObject), count: (cur?.count as number) + 10 };
+    });
+    expect(seen).toEqual([0, 1]);
+    expect(v3.count).toBe(11);
+
+    // A refusal of the stale guess is asked again of the current object (which it accepts).
+    const v4 = await s.guaranteedUpdate(key("web"), { cachedExistingObject: stale }, (cur) => {
+      if (cur?.count === 0) throw new Error("refused the stale object");
+      return { ...(cur as KubeObject), count: 12 };
+    });
+    expect(v4.count).toBe(12);
+    // ... and a refusal of the current object stands.
+    await expect(
+      s.guaranteedUpdate(key("web"), { cachedExistingObject: structuredClone(v4) }, () => {
+        throw new Error("refused");
+      }),
+    ).rejects.toThrow("refused");
+
+    // A no-op against the stale guess is not a no-op against etcd: it is written.
+    const v5 = await s.guaranteedUpdate(key("web"), { cachedExistingObject: stale }, (cur) => ({
+      ...(cur as KubeObject),
+      count: 0,
+    }));
+    expect(v5.count).toBe(0);
+    expect(Number(v5.metadata.resourceVersion)).toBeGreaterThan(Number(v4.metadata.resourceVersion));
+    expect((await s.get(key("web")))?.count).toBe(0);
+    // A no-op against a current guess writes nothing.
+    const v6 = await s.guaranteedUpdate(
+      key("web"),
+      { cachedExistingObject: structuredClone(v5) },
+      (cur) => cur!,
+    );
+    expect(v6.metadata.resourceVersion).toBe(v5.metadata.resourceVersion);
+    expect(v2.count).toBe(1);
+  });
+
   it("preconditions: a UID or resourceVersion that does not match is a Conflict", async () => {
     const { s, key } = fresh();
     const created = await s.create(key("web"), pod("web"));

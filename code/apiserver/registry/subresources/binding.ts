@@ -58,7 +58,7 @@ export async function createBinding(
   try {
     await pods.storage.guaranteedUpdate(key, {}, (current) => {
       if (!current) throw newNotFound(pods.gr, podName);
-      const pod = structuredClone(current);
+      const pod = current; // guaranteedUpdate hands each try a copy of its own
       pod.spec ??= {};
       const spec = pod.spec as { nodeName?: string };
       if (pod.metadata.deletionTimestamp) {
