@@ -46,9 +46,10 @@ export interface NamespacedLister<T> {
 /** The four listers upstream's plugin takes from the informer factory. */
 export interface SpreadListers {
   services: NamespacedLister<MapSelectorObject>;
-  replicationControllers: NamespacedLister<MapSelectorObject>;
+  /** Absent while the API server does not serve the resource (ReplicationControllers, StatefulSets). */
+  replicationControllers?: NamespacedLister<MapSelectorObject>;
   replicaSets: NamespacedLister<LabelSelectorObject>;
-  statefulSets: NamespacedLister<LabelSelectorObject>;
+  statefulSets?: NamespacedLister<LabelSelectorObject>;
 }
 
 // #region default-selector
@@ -63,11 +64,11 @@ export function defaultSelector(pod: Pod, listers: SpreadListers | undefined): S
   if (!owner) return selector;
   const kind = `${owner.apiVersion}/${owner.kind}`;
   if (kind === "v1/ReplicationController") {
-    const rc = listers.replicationControllers.byNamespace(ns).get(owner.name);
+    const rc = listers.replicationControllers?.byNamespace(ns).get(owner.name);
     if (rc) selector = selectorFromSet({ ...labelSet, ...rc.spec?.selector });
   } else if (kind === "apps/v1/ReplicaSet" || kind === "apps/v1/StatefulSet") {
     const lister = kind === "apps/v1/ReplicaSet" ? listers.replicaSets : listers.statefulSets;
-    const obj = lister.byNamespace(ns).get(owner.name);
+    const obj = lister?.byNamespace(ns).get(owner.name);
     const other = obj ? labelSelectorAsSelector(obj.spec?.selector) : undefined;
     // A selector that selects nothing has no requirements to add (upstream: Requirements() not ok).
     if (other?.ok && !other.value.selectsNothing) {

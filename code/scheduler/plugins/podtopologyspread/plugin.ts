@@ -310,16 +310,15 @@ function involvedInTopologySpreading(incoming: Pod, podWithSpreading: Pod): bool
   );
 }
 
-/** setListers: Services, ReplicationControllers, ReplicaSets and StatefulSets from the factory. */
+/**
+ * setListers: Services and ReplicaSets from the factory. Upstream also lists
+ * ReplicationControllers and StatefulSets; our API server does not serve them yet, and an
+ * informer on a resource that is not served never syncs — the scheduler would never start.
+ */
 function listersFrom(f: SharedInformerFactory): SpreadListers {
   const l = <T>(group: string, resource: string) =>
     f.lister(gvr(group, resource)) as unknown as NamespacedLister<T>;
-  return {
-    services: l("", "services"),
-    replicationControllers: l("", "replicationcontrollers"),
-    replicaSets: l("apps", "replicasets"),
-    statefulSets: l("apps", "statefulsets"),
-  };
+  return { services: l("", "services"), replicaSets: l("apps", "replicasets") };
 }
 
 /** getPreFilterState / getPreScoreState: the state, or upstream's error when PreFilter did not run. */
