@@ -136,7 +136,8 @@ describe("the cluster events that move unschedulable pods", () => {
     expect(sim.queue.whereIs(big)).toBe("Unschedulable");
     expect(sim.events.at(-1)).toMatchObject({
       reason: "FailedScheduling",
-      message: "0/1 nodes are available: 1 Insufficient cpu.",
+      message:
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..",
     });
     addNodeToCache(s, makeNode("large"));
     // NodeResourcesFit registered Node/Add: the pod moves, to backoffQ (it failed just now).

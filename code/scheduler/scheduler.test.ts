@@ -84,7 +84,8 @@ describe("newScheduler against a real API server", () => {
     expect(cond).toMatchObject({
       status: "False",
       reason: "Unschedulable",
-      message: "0/1 nodes are available: 1 Insufficient cpu.",
+      message:
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..",
     });
     expect(cond?.lastTransitionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(s.queue.whereIs(failed)).toBe("Unschedulable");

@@ -55,7 +55,10 @@ async function schedule(nodes: Node[], ...pods: Pod[]) {
     await sim.drain();
   }
   const placed = Object.fromEntries(sim.bound.map((b) => [b.pod.metadata.name, b.node]));
-  const failed = sim.events.filter((e) => e.reason === "FailedScheduling").map((e) => e.message);
+  // The Filter part of each FailedScheduling message; DefaultPreemption adds " preemption: …".
+  const failed = sim.events
+    .filter((e) => e.reason === "FailedScheduling")
+    .map((e) => e.message.split(" preemption: ")[0]);
   return { placed, failed };
 }
 

@@ -65,7 +65,8 @@ async function place(nodes: Node[], p: Pod): Promise<{ node?: string; failed?: s
   await sim.drain();
   return {
     node: sim.bound[0]?.node,
-    failed: sim.events.find((e) => e.reason === "FailedScheduling")?.message,
+    // The Filter part of FailedScheduling; DefaultPreemption adds " preemption: …".
+    failed: sim.events.find((e) => e.reason === "FailedScheduling")?.message.split(" preemption: ")[0],
   };
 }
 

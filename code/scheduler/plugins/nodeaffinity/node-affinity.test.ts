@@ -238,7 +238,7 @@ describe("NodeAffinity in whole scheduling cycles", () => {
     full.add(withAffinity(makePod("q", { requests: [{ cpu: "2" }] }), required(nameIn("b"))));
     await full.drain();
     expect(full.events.map((e) => e.message)).toEqual([
-      "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+      "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..",
     ]);
   });
 
@@ -254,7 +254,7 @@ describe("NodeAffinity in whole scheduling cycles", () => {
     await sim.drain();
     // a passes NodeAffinity but fails NodeResourcesFit; b and c fail NodeAffinity (it runs first)
     expect(sim.events.map((e) => e.message)).toEqual([
-      "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.",
+      "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..",
     ]);
   });
 

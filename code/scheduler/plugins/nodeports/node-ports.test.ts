@@ -105,7 +105,7 @@ describe("NodePorts in whole scheduling cycles", () => {
     sim.add(makePod("web", { hostPorts: [80] }));
     await sim.drain();
     expect(sim.events.map((e) => e.message)).toEqual([
-      "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports.",
+      "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..",
     ]);
   });
 
