@@ -19,6 +19,7 @@
  *   reported under `decoding .profiles[i].pluginConfig[j]: … decoding args for plugin <name>`;
  *   args of a plugin without an args kind are not looked into.
  */
+import { extensionPoints } from "../../framework/runtime/framework.ts";
 import type { KubeSchedulerConfigurationV1 } from "./types.ts";
 
 // #region schemas
@@ -52,21 +53,8 @@ const pluginSet = struct("PluginSet", {
   enabled: listOf(plugin, "[]v1.Plugin"),
   disabled: listOf(plugin, "[]v1.Plugin"),
 });
-const pluginPoints = [
-  "preEnqueue",
-  "queueSort",
-  "preFilter",
-  "filter",
-  "postFilter",
-  "preScore",
-  "score",
-  "reserve",
-  "permit",
-  "preBind",
-  "bind",
-  "postBind",
-  "multiPoint",
-];
+// v1.Plugins' fields in their declared order: every extension point, then multiPoint.
+const pluginPoints = [...extensionPoints, "multiPoint"];
 const plugins = struct("Plugins", Object.fromEntries(pluginPoints.map((p) => [p, pluginSet])));
 const profile = struct("KubeSchedulerProfile", {
   schedulerName: str,

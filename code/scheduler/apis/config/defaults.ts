@@ -22,6 +22,7 @@
  * - a plugin enabled anywhere in the merged profile that has an args kind gets a pluginConfig
  *   entry (appended in name order, after the file's own entries).
  */
+import { extensionPoints } from "../../framework/runtime/framework.ts";
 import { DefaultSchedulerName, defaultMultiPoint } from "../../plugins/registry.ts";
 import {
   DefaultPercentageOfNodesToScore,
@@ -37,21 +38,7 @@ import {
 import { argsDefaulters, argsKinds, type PluginArgsByName } from "./types-pluginargs.ts";
 
 /** The points a profile's `plugins` may name, multiPoint first (the order upstream merges them). */
-export const pluginSetNames = [
-  "multiPoint",
-  "preEnqueue",
-  "queueSort",
-  "preFilter",
-  "filter",
-  "postFilter",
-  "preScore",
-  "score",
-  "reserve",
-  "permit",
-  "preBind",
-  "bind",
-  "postBind",
-] as const;
+export const pluginSetNames = ["multiPoint", ...extensionPoints] as const;
 export type PluginSetName = (typeof pluginSetNames)[number];
 type Plugins = ProfileConfig["plugins"];
 
