@@ -111,6 +111,9 @@ async function main(): Promise<number> {
   note(
     'The same words as upstream: "Successfully assigned …" (Scheduled), "0/5 nodes are available: …" (FailedScheduling).',
   );
+  note(
+    'FailedScheduling ends with " preemption: …": what DefaultPreemption (PostFilter) found after Filter failed.',
+  );
   // #endregion schedule
 
   step("Why did api land there? The explain table");
@@ -119,11 +122,15 @@ async function main(): Promise<number> {
     "Filter: ✓ or the first plugin's reason (the plugins after it do not run). Score: raw → normalized ×weight.",
   );
   note("TaintToleration's raw score counts untolerated PreferNoSchedule taints; NormalizeScore reverses it.");
+  note("ImageLocality gives 0 everywhere: no node lists an image. The plugins skipped had nothing to check.");
 
   step("Why does huge fit nowhere?");
   say(formatExplainTable(sim.explained.get("default/huge")!).split("\n").join("\n   "));
   note(
     "No node passed Filter, so nothing was scored: the FailedScheduling line counts these reasons per node.",
+  );
+  note(
+    "Preemption cannot help either: 16 CPU is more than any node has at all, so every verdict is unresolvable.",
   );
 
   step("Where everything went");

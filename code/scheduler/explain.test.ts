@@ -49,21 +49,38 @@ describe("explain", () => {
       d: { ...passed, NodeResourcesFit: "Insufficient cpu" },
       e: passed,
     });
+    // The default profile's other plugins are absent from filter-result: NodeAffinity (no
+    // nodeSelector, no required affinity), NodePorts (no hostPort), PodTopologySpread (no
+    // constraints of its own, and the System defaults need a selector from the pod's Services /
+    // controller — none here, and the sim has no listers) and InterPodAffinity (no terms, no
+    // existing pods with anti-affinity) return Skip at PreFilter, so they ran on no node.
+    //
+    // Score: NodeAffinity (no preferred terms), PodTopologySpread and InterPodAffinity are
+    // skipped at PreScore for the same reasons; four plugins score.
     // Raw: TaintToleration counts untolerated PreferNoSchedule taints (e has 1).
     // NodeResourcesFit (LeastAllocated) = mean of (cap − req) × 100 / cap over cpu, memory:
     //   a: cpu (4000−1000)×100/4000 = 75, mem (8−2)×100/8 = 75 → 75;  b: 50, 50 → 50;  e: as a, 75.
     // BalancedAllocation = (1 − |cpu% − mem%| / 2) × 100: a 0.25/0.25, b 0.5/0.5, e 0.25/0.25 → 100.
+    // ImageLocality: no node lists any image, so the sum is 0, clamped up to minThreshold (23 MB):
+    //   100 × (23 MB − 23 MB) / (1000 MB × 1 container − 23 MB) = 0 on every node.
+    const score = (taint: string, fit: string) => ({
+      TaintToleration: taint,
+      NodeResourcesFit: fit,
+      NodeResourcesBalancedAllocation: "100",
+      ImageLocality: "0",
+    });
     expect(JSON.parse(ann[ScoreResultAnnotationKey])).toEqual({
-      a: { TaintToleration: "0", NodeResourcesFit: "75", NodeResourcesBalancedAllocation: "100" },
-      b: { TaintToleration: "0", NodeResourcesFit: "50", NodeResourcesBalancedAllocation: "100" },
-      e: { TaintToleration: "1", NodeResourcesFit: "75", NodeResourcesBalancedAllocation: "100" },
+      a: score("0", "75"),
+      b: score("0", "50"),
+      e: score("1", "75"),
     });
     // Final: TaintToleration normalized reversed, max 1: a, b 100 − 0 = 100, e 100 − 100 = 0; × 3.
-    // The others have no NormalizeScore and weight 1. Totals: a 300+75+100 = 475, b 450, e 175.
+    // The others have no NormalizeScore and weight 1 (ImageLocality 0 × 1 = 0).
+    // Totals: a 300+75+100+0 = 475, b 300+50+100+0 = 450, e 0+75+100+0 = 175.
     expect(JSON.parse(ann[FinalScoreResultAnnotationKey])).toEqual({
-      a: { TaintToleration: "300", NodeResourcesFit: "75", NodeResourcesBalancedAllocation: "100" },
-      b: { TaintToleration: "300", NodeResourcesFit: "50", NodeResourcesBalancedAllocation: "100" },
-      e: { TaintToleration: "0", NodeResourcesFit: "75", NodeResourcesBalancedAllocation: "100" },
+      a: score("300", "75"),
+      b: score("300", "50"),
+      e: score("0", "75"),
     });
     expect(ann[SelectedNodeAnnotationKey]).toBe("a");
   });
@@ -73,20 +90,46 @@ describe("explain", () => {
     sim.add(pod());
     await sim.drain();
     const table = formatExplainTable(sim.explained.get("default/web")!).split("\n");
-    expect(table[0].split(/ {2,}/)).toEqual([
+    // A group line over the headers; the skipped plugins' columns are left out (legend below).
+    expect(table[0].split(/ {2,}/)).toEqual(["", "Filter", "Score: raw → normalized ×weight"]);
+    expect(table[1].split(/ {2,}/)).toEqual([
       "NODE",
-      "filter NodeUnschedulable",
-      "filter NodeName",
-      "filter TaintToleration",
-      "filter NodeResourcesFit",
-      "score TaintToleration",
-      "score NodeResourcesFit",
-      "score NodeResourcesBalancedAllocation",
+      "NodeUnschedulable",
+      "Name",
+      "Taint",
+      "Fit",
+      "Taint",
+      "Fit",
+      "Balanced",
+      "Image",
       "TOTAL",
     ]);
     const row = (n: string) => table.find((l) => l.startsWith(`${n} `))!.split(/ {2,}/);
-    expect(row("a")).toEqual(["a ←", "✓", "✓", "✓", "✓", "0 → 100 ×3", "75 → 75 ×1", "100 → 100 ×1", "475"]);
-    expect(row("b")).toEqual(["b", "✓", "✓", "✓", "✓", "0 → 100 ×3", "50 → 50 ×1", "100 → 100 ×1", "450"]);
+    // Totals as in the annotations: 475, 450, 175.
+    expect(row("a")).toEqual([
+      "a ←",
+      "✓",
+      "✓",
+      "✓",
+      "✓",
+      "0 → 100 ×3",
+      "75 → 75 ×1",
+      "100 → 100 ×1",
+      "0 → 0 ×1",
+      "475",
+    ]);
+    expect(row("b")).toEqual([
+      "b",
+      "✓",
+      "✓",
+      "✓",
+      "✓",
+      "0 → 100 ×3",
+      "50 → 50 ×1",
+      "100 → 100 ×1",
+      "0 → 0 ×1",
+      "450",
+    ]);
     expect(row("c")).toEqual([
       "c",
       "✓",
@@ -97,9 +140,63 @@ describe("explain", () => {
       "-",
       "-",
       "-",
+      "-",
     ]);
-    expect(row("d")).toEqual(["d", "✓", "✓", "✓", "Insufficient cpu", "-", "-", "-", "-"]);
-    expect(row("e")).toEqual(["e", "✓", "✓", "✓", "✓", "1 → 0 ×3", "75 → 75 ×1", "100 → 100 ×1", "175"]);
+    expect(row("d")).toEqual(["d", "✓", "✓", "✓", "Insufficient cpu", "-", "-", "-", "-", "-"]);
+    expect(row("e")).toEqual([
+      "e",
+      "✓",
+      "✓",
+      "✓",
+      "✓",
+      "1 → 0 ×3",
+      "75 → 75 ×1",
+      "100 → 100 ×1",
+      "0 → 0 ×1",
+      "175",
+    ]);
+    expect(table.at(-2)).toBe(
+      "not shown: plugins skipped for this pod: NodeAffinity, NodePorts, PodTopologySpread, InterPodAffinity",
+    );
+    expect(table.at(-1)).toBe(
+      "abbreviated: Name = NodeName, Taint = TaintToleration, Fit = NodeResourcesFit, Balanced = NodeResourcesBalancedAllocation, Image = ImageLocality",
+    );
+    expect(Math.max(...table.map((l) => l.length))).toBeLessThanOrEqual(150);
+  });
+
+  it("names which column of a plugin is left out when its other one is shown", async () => {
+    const sim = newSim({ nodes: nodes(), explain: true });
+    const p = pod();
+    p.spec.affinity = {
+      nodeAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 1,
+            preference: {
+              matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: ["b"] }],
+            },
+          },
+        ],
+      },
+    };
+    sim.add(p);
+    await sim.drain();
+    const r = sim.explained.get("default/web")!;
+    // Only preferred terms: PreFilter skips NodeAffinity, PreScore does not. Raw: b 1, a, e 0;
+    // DefaultNormalizeScore (max 1): b 100, a, e 0; × 2 → b 450 + 200 = 650 beats a's 475.
+    expect(r.raw.NodeAffinity).toEqual({ a: 0, b: 1, e: 0 });
+    expect(sim.bound.map((b) => b.node)).toEqual(["b"]);
+    const table = formatExplainTable(r).split("\n");
+    expect(table[1].split(/ {2,}/)).toContain("NodeAffinity");
+    expect(
+      table
+        .find((l) => l.startsWith("b "))!
+        .split(/ {2,}/)
+        .slice(6),
+    ).toEqual(["1 → 100 ×2", "50 → 50 ×1", "100 → 100 ×1", "0 → 0 ×1", "650"]);
+    expect(table.at(-2)).toBe(
+      "not shown: plugins skipped for this pod: NodeAffinity (Filter), NodePorts, PodTopologySpread, InterPodAffinity",
+    );
   });
 
   it("explains a pod that fits nowhere: Filter verdicts, no scores, no selected node", async () => {
@@ -111,7 +208,11 @@ describe("explain", () => {
     expect(JSON.parse(ann[ScoreResultAnnotationKey])).toEqual({});
     expect(ann[SelectedNodeAnnotationKey]).toBeUndefined();
     expect(sim.events.at(-1)?.message).toBe(
-      "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 4 Insufficient cpu.",
+      // Filter's reasons, then DefaultPreemption's PostFilter: 16 CPU exceeds every node's whole
+      // allocatable (4) and the taint is NoSchedule, so all five are UnschedulableAndUnresolvable
+      // and no node is a candidate. Upstream 1.32 ends its own FitError with "." and then the
+      // framework's " %v." separator adds another: the doubled period is upstream's.
+      "0/5 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 4 Insufficient cpu. preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling..",
     );
   });
 
