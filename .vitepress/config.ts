@@ -164,6 +164,10 @@ export default defineConfig({
         miniSearch: {
           // Returning nothing leaves a page to VitePress's own splitter (`?? splitPageIntoSections`).
           _splitIntoSections: (file: string) => sourcePageSections(file) as never,
+          // A heading that matches outranks body text that matches (VitePress: title 4, text 2):
+          // with hundreds of source pages whose text says "pod", a search for a chapter's title
+          // must still show the chapter among the 16 results the search box lists.
+          searchOptions: { boost: { title: 12, text: 2, titles: 1 } },
         },
       },
     },
