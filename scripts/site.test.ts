@@ -262,7 +262,9 @@ describeWithTools("the course site in a browser", ["chromium"], (tools) => {
                 );
               },
               diagrams,
-              { timeout: 20_000 },
+              // mermaid draws a page's diagrams one after another: a page of eleven, loaded while
+              // other pages load beside it, needs more than a page of two (within the 60 s test).
+              { timeout: Math.min(50_000, Math.max(20_000, 4_000 * diagrams)) },
             )
             .then(() => true)
             .catch(() => false);
