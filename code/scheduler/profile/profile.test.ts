@@ -27,7 +27,7 @@ function mapError(build: () => unknown): string {
 describe("newMap", () => {
   it("builds one framework per profile of the two-profile example", () => {
     const cfg = loadConfigFromFile(
-      join(import.meta.dirname, "..", "apis", "config", "testdata", "two-profiles.yaml"),
+      join(import.meta.dirname, "..", "..", "..", "chapters", "05-scheduler", "two-profiles.yaml"),
     );
     const m = newMap(cfg.profiles, registry(), opts());
     expect([...m.keys()]).toEqual(["default-scheduler", "bin-packing"]);

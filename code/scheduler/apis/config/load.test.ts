@@ -21,7 +21,9 @@ function loadError(text: string): ConfigLoadError {
 
 describe("loadConfigFromFile", () => {
   it("loads the two-profile example, defaulted and valid", () => {
-    const cfg = loadConfigFromFile(join(import.meta.dirname, "testdata", "two-profiles.yaml"));
+    const cfg = loadConfigFromFile(
+      join(import.meta.dirname, "..", "..", "..", "..", "chapters", "05-scheduler", "two-profiles.yaml"),
+    );
     expect(() => validateKubeSchedulerConfiguration(cfg)).not.toThrow();
     expect(cfg.clientConnection).toMatchObject({ qps: 100, burst: 200 });
     expect(cfg.leaderElection.leaderElect).toBe(false);
