@@ -7,30 +7,20 @@
  * from `--config`. Nodes are plain Node objects (no kubelet yet). One API server and one
  * scheduler for the whole file; the scenarios share them and run in order.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
-import { type APIServer, startAPIServer } from "../apiserver/server.ts";
-import { ensurePKI } from "../pki/certs.ts";
-import { PKIError } from "../pki/errors.ts";
+import { type SecuredKubectlCluster, startSecuredKubectlCluster } from "../apiserver/testing/kubectl-env.ts";
+import { freePort } from "../testing/ports.ts";
+import { waitFor } from "../testing/wait-for.ts";
 import { FlagError } from "./cli/flag.ts";
 import { parseSchedulerFlags } from "./kube-scheduler.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
 
 const file = new URL("./kube-scheduler.ts", import.meta.url).pathname;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** GET over HTTPS, trusting the scheduler's self-signed certificate (as a probe with insecureSkipVerify). */
 function httpsGet(url: string): Promise<{ status: number; body: string }> {
@@ -47,26 +37,8 @@ function httpsGet(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
-/** Polls `check` until it returns something other than undefined; fails after `timeoutMs`. */
-async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The shared poll (code/testing/wait-for.ts), the check first as these scenarios read. */
+const eventually = <T>(check: () => Promise<T | undefined>, what: string): Promise<T> => waitFor(what, check);
 
 describe("kube-scheduler flags", () => {
   it("has upstream's defaults", () => {
@@ -131,35 +103,16 @@ describe("kube-scheduler flags", () => {
 });
 
 describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["kubectl"], () => {
-  let dir: string;
-  let server: APIServer;
-  let env: NodeJS.ProcessEnv;
+  let cluster: SecuredKubectlCluster | undefined;
   let sched: CommandProcess | undefined;
   let servePort: number;
-  let schedulerKubeconfig: string;
 
   beforeAll(async () => {
     // Over HTTPS with RBAC, as the PKI's kube-scheduler identity: the bootstrap role
     // system:kube-scheduler must be enough for watching, binding, status patches and events.
-    dir = await mkdtemp(join(tmpdir(), "sched-cmd-"));
-    const port = await freePort();
-    const pki = await ensurePKI({
-      dir,
-      server: `https://127.0.0.1:${port}`,
-      encryptionAlgorithm: "ECDSA-P256",
-    });
-    if (pki instanceof PKIError) throw pki;
-    const kubeconfigOf = (id: string) => pki.layout.identities.find((i) => i.id === id)?.kubeconfig as string;
-    server = await startAPIServer({
-      securePort: port,
-      secureServing: { tlsCertFile: pki.layout.apiServerCert, tlsPrivateKeyFile: pki.layout.apiServerKey },
-      authentication: { clientCAFile: pki.layout.caCert },
-      authorizationModes: ["RBAC"],
-    });
-    schedulerKubeconfig = kubeconfigOf("kube-scheduler");
-    env = { ...process.env, KUBECONFIG: kubeconfigOf("admin"), KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    cluster = await startSecuredKubectlCluster("sched-cmd-");
     // Two profiles: the default one, and `second` that scores by packing (MostAllocated).
-    const config = join(dir, "scheduler-config.yaml");
+    const config = join(cluster.dir, "scheduler-config.yaml");
     await writeFile(
       config,
       [
@@ -179,7 +132,7 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
     );
     servePort = await freePort();
     sched = startCommand(file, [
-      `--kubeconfig=${schedulerKubeconfig}`,
+      `--kubeconfig=${cluster.kubeconfigOf("kube-scheduler")}`,
       `--config=${config}`,
       `--secure-port=${servePort}`,
       "--bind-address=127.0.0.1",
@@ -188,18 +141,13 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
   });
   afterAll(async () => {
     sched?.kill();
-    await server?.close();
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await cluster?.close();
   });
 
-  /** Runs kubectl; resolves with its output and exit code (never rejects). */
+  /** Runs kubectl as admin; resolves with its output and exit code (never rejects). */
   function kubectl(args: string[], stdin?: string): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-      });
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
+    if (!cluster) throw new Error("no cluster: beforeAll failed");
+    return cluster.kubectl(args, stdin);
   }
   async function ok(args: string[], stdin?: string): Promise<string> {
     const r = await kubectl(args, stdin);

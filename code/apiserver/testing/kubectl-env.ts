@@ -1,15 +1,21 @@
 /**
  * The kubectl tests' shared set-up against a plain-HTTP API server: a kubeconfig with no
  * credentials (the insecure port's user is system:unsecured), an environment that keeps kubectl's
- * cache and home inside the test's folder, and a runner that never throws.
+ * cache and home inside the test's folder, and a runner that never throws; and, for the tests
+ * that run components as their PKI identities, an HTTPS + RBAC server with kubectl as admin.
  * No upstream counterpart: upstream's integration tests call the Go client, not the kubectl binary.
  *
  * @upstream none — course test tooling
  * @chapter 03-api-security
  */
 import { execFile } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
+import { PKIError } from "../../pki/errors.ts";
+import { freePort } from "../../testing/ports.ts";
+import { type APIServer, type APIServerOptions, startAPIServer } from "../server.ts";
 
 /** Writes `dir/kubeconfig` for `serverURL` and returns the environment kubectl should run with. */
 export async function plainKubectlEnv(dir: string, serverURL: string): Promise<NodeJS.ProcessEnv> {
@@ -29,14 +35,91 @@ export async function plainKubectlEnv(dir: string, serverURL: string): Promise<N
   return { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
 }
 
-/** Runs kubectl with `env`; resolves with its output and exit code (20 s at most). */
+/** Runs kubectl with `env` (`stdin` piped in if given); resolves with its output and exit code (20 s at most). */
 export function runKubectl(
   env: NodeJS.ProcessEnv,
   args: string[],
+  stdin?: string,
 ): Promise<{ out: string; err: string; code: number }> {
   return new Promise((resolve) => {
-    execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
+    const child = execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
       resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
     });
+    if (stdin !== undefined) child.stdin?.end(stdin);
   });
 }
+
+// #region secured-cluster
+/**
+ * An API server over HTTPS with RBAC and a fresh PKI in its own temporary folder, and kubectl
+ * as the PKI's `admin` against it: the set-up the scheduler's kubectl tests share (one per test
+ * file, in beforeAll; `close()` in afterAll, harmless if the start failed half-way).
+ */
+export interface SecuredKubectlCluster {
+  dir: string;
+  server: APIServer;
+  layout: PKILayout;
+  /** kubectl's environment: the admin kubeconfig, cache and home inside `dir`. */
+  env: NodeJS.ProcessEnv;
+  /** The kubeconfig of one of the PKI's identities (`kube-scheduler`, `admin`, …). */
+  kubeconfigOf(id: string): string;
+  /** Runs kubectl as admin, `stdin` piped in (for `create -f -`); never throws. */
+  kubectl(args: string[], stdin?: string): Promise<{ out: string; err: string; code: number }>;
+  /** Stops the server and removes `dir`. */
+  close(): Promise<void>;
+}
+
+/** Starts the server (`extra` added to its options: admission, logging) in `mkdtemp(prefix)`. */
+export async function startSecuredKubectlCluster(
+  prefix: string,
+  extra: Partial<APIServerOptions> = {},
+): Promise<SecuredKubectlCluster> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  let server: APIServer | undefined;
+  try {
+    const port = await freePort();
+    const pki = await ensurePKI({
+      dir,
+      server: `https://127.0.0.1:${port}`,
+      encryptionAlgorithm: "ECDSA-P256",
+    });
+    if (pki instanceof PKIError) throw pki;
+    const layout = pki.layout;
+    server = await startAPIServer({
+      securePort: port,
+      secureServing: { tlsCertFile: layout.apiServerCert, tlsPrivateKeyFile: layout.apiServerKey },
+      authentication: { clientCAFile: layout.caCert },
+      authorizationModes: ["RBAC"],
+      ...extra,
+    });
+    const kubeconfigOf = (id: string) => {
+      const k = layout.identities.find((i) => i.id === id)?.kubeconfig;
+      if (!k) throw new Error(`the PKI has no identity ${id}`);
+      return k;
+    };
+    const env = {
+      ...process.env,
+      KUBECONFIG: kubeconfigOf("admin"),
+      KUBECACHEDIR: join(dir, "cache"),
+      HOME: dir,
+    };
+    const running = server;
+    return {
+      dir,
+      server: running,
+      layout,
+      env,
+      kubeconfigOf,
+      kubectl: (args, stdin) => runKubectl(env, args, stdin),
+      close: async () => {
+        await running.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+    throw e;
+  }
+}
+// #endregion secured-cluster
