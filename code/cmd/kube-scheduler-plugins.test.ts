@@ -127,6 +127,24 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
     (await ok(["get", "pod", pod, "-n", caseNamespace ?? "", "-o", "jsonpath={.spec.nodeName}"])) ||
     undefined;
   const boundTo = (pod: string) => waitFor(`${pod} to be bound`, () => nodeOf(pod));
+  /** The message of the pod's first event with `reason`, exactly as stored (`kubectl get events` prints it last on the line). */
+  const messageOf = async (pod: string, reason: string) => {
+    const table = await eventsOf(pod, reason);
+    if (process.env.SCHED_E2E_PRINT) console.log(table);
+    const out = await ok([
+      "get",
+      "events",
+      "-n",
+      caseNamespace ?? "",
+      "--field-selector",
+      `involvedObject.name=${pod},reason=${reason}`,
+      "-o",
+      "jsonpath={.items[0].message}",
+    ]);
+    // The table ends each line with the message: what a learner sees is what is stored.
+    expect(table).toContain(` ${out}\n`);
+    return out;
+  };
   /** The pod's events as `kubectl get events` prints them, once one has `reason`. */
   const eventsOf = (pod: string, reason: string) =>
     waitFor(`a ${reason} event for ${pod}`, async () => {
@@ -179,9 +197,10 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
     expect(await boundTo("likes-hdd")).toBe("aff-b");
 
     await createPod("wants-nvme", { spec: required("{key: disktype, operator: In, values: [nvme]}") });
-    const events = await eventsOf("wants-nvme", "FailedScheduling");
-    expect(events).toContain(
-      "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+    // Upstream's FitError ends each part with "." and the preemption part is itself a FitError
+    // message, hence the "..".
+    expect(await messageOf("wants-nvme", "FailedScheduling")).toBe(
+      "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..",
     );
     expect(await ok(["get", "pod", "wants-nvme", "-n", "affinity", "--no-headers"])).toMatch(
       /^wants-nvme\s+0\/1\s+Pending/,
@@ -209,9 +228,8 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
     await createPod("web-1", { labels: "app: web", spec: spread });
     expect(await boundTo("web-1")).toMatch(/^sp-a[12]$/);
     await createPod("web-2", { labels: "app: web", spec: spread });
-    const events = await eventsOf("web-2", "FailedScheduling");
-    expect(events).toContain(
-      "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
+    expect(await messageOf("web-2", "FailedScheduling")).toBe(
+      "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod..",
     );
     await ok(["uncordon", "sp-b1"]);
     expect(await boundTo("web-2")).toBe("sp-b1");
@@ -242,8 +260,8 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
     const placed = [await boundTo("solo-1"), await boundTo("solo-2")].sort();
     expect(placed).toEqual(["anti-1", "anti-2"]);
     await createPod("solo-3", { labels: "app: solo", spec: solo });
-    expect(await eventsOf("solo-3", "FailedScheduling")).toContain(
-      "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+    expect(await messageOf("solo-3", "FailedScheduling")).toBe(
+      "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..",
     );
     expect(await nodeOf("solo-3")).toBeUndefined();
 
@@ -279,8 +297,8 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
 
       // Priority 500 would be enough to evict, but its class says Never.
       await createPod("polite", { cpu: "2", spec: ["priorityClassName: polite"] });
-      expect(await eventsOf("polite", "FailedScheduling")).toContain(
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
+      expect(await messageOf("polite", "FailedScheduling")).toBe(
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never..",
       );
       expect(await nodeOf("low-1")).toBe("pre-1");
 
@@ -300,6 +318,10 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
             ])) || undefined,
         ),
       ).toBe("pre-1");
+      // Preemption succeeded, so the PostFilter adds nothing to the attempt's message.
+      expect(await messageOf("high", "FailedScheduling")).toBe(
+        "0/1 nodes are available: 1 Insufficient cpu.",
+      );
       // One victim is enough (upstream reprieves every pod it can); it is marked and
       // deleted gracefully: Terminating, not gone, until its kubelet would finish.
       const victim = await waitFor("a victim marked DisruptionTarget", async () => {
@@ -340,8 +362,9 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
       );
       const highUID = await ok(["get", "pod", "high", "-n", "preempt", "-o", "jsonpath={.metadata.uid}"]);
       expect(await eventsOf(victim, "Preempted")).toMatch(
-        new RegExp(`Normal\\s+Preempted\\s+pod/${victim}\\s+Preempted by pod ${highUID} on node pre-1`),
+        new RegExp(`Normal\\s+Preempted\\s+pod/${victim}\\s+Preempted by pod ${highUID} on node pre-1\n`),
       );
+      expect(await messageOf(victim, "Preempted")).toBe(`Preempted by pod ${highUID} on node pre-1`);
       // The high pod waits for the victim to go: the node still counts the terminating pod.
       expect(await nodeOf("high")).toBeUndefined();
       // As the kubelet would once the containers stop.
@@ -350,6 +373,7 @@ describeWithTools("kube-scheduler's plugins, driven by the real kubectl", ["kube
         (await kubectl(["delete", "pod", victim, "-n", "preempt", "--grace-period=0", "--force"])).code,
       ).toBe(0);
       expect(await boundTo("high")).toBe("pre-1");
+      expect(await messageOf("high", "Scheduled")).toBe("Successfully assigned preempt/high to pre-1");
       expect(await nodeOf(spared)).toBe("pre-1");
       expect(await nodeOf("polite")).toBeUndefined();
       expect(
