@@ -1,0 +1,173 @@
+/**
+ * Election test harness — candidates on one fake clock against a real API server: a lock wrapper
+ * that counts, records and breaks requests on demand, and a driver that moves the clock only when
+ * every candidate is parked on it.
+ *
+ * @upstream none — test tooling (upstream's leaderelection_test.go fakes the lock with reactors on a fake clientset)
+ * @chapter 06-leader-election
+ *
+ * Solves: an election is timers and HTTP interleaved. Stepping a fake clock while a request is
+ * still on the wire would let time jump past a renewal that was about to land; so `advance` steps
+ * from one due timer to the next and waits, between steps, until no request is in flight.
+ *
+ * Invariants:
+ * - `inFlight` counts the requests a lock has sent and not yet heard back from; a request held by
+ *   the `hang` fault is not in flight (it is parked until its signal aborts, like a partition);
+ * - `advance(ms)` leaves the clock exactly `ms` later, with every timer due on the way fired in
+ *   order and every candidate parked again.
+ */
+import { isConflict, newStatusError, StatusError } from "../../client/errors.ts";
+import type { FakeClock } from "../../client/util/clock.ts";
+import type { Interface, LeaderElectionRecord, ObservedLock } from "../resourcelock/interface.ts";
+
+export type Fault = "none" | "fail" | "hang";
+
+export interface LockCall {
+  op: "get" | "create" | "update";
+  at: number;
+  /** The holder the request wrote (create, update). */
+  holder?: string;
+  error?: unknown;
+}
+
+// #region faulty-lock
+/** A lock that passes calls to `inner` unless told to fail or hang; records every call. */
+export class FaultyLock implements Interface {
+  fault: Fault = "none";
+  inFlight = 0;
+  readonly calls: LockCall[] = [];
+  /** Awaited before a write is sent: a test's barrier to line two racers up. */
+  beforeWrite?: () => Promise<void>;
+
+  constructor(
+    readonly inner: Interface,
+    private readonly clock: FakeClock,
+  ) {}
+
+  get(signal?: AbortSignal): Promise<ObservedLock> {
+    return this.call({ op: "get", at: this.clock.now() }, () => this.inner.get(signal), signal);
+  }
+
+  create(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    const c: LockCall = { op: "create", at: this.clock.now(), holder: record.holderIdentity };
+    return this.call(c, () => this.inner.create(record, signal), signal, true);
+  }
+
+  update(record: LeaderElectionRecord, signal?: AbortSignal): Promise<void> {
+    const c: LockCall = { op: "update", at: this.clock.now(), holder: record.holderIdentity };
+    return this.call(c, () => this.inner.update(record, signal), signal, true);
+  }
+
+  recordEvent(message: string): void {
+    this.inner.recordEvent(message);
+  }
+  identity(): string {
+    return this.inner.identity();
+  }
+  describe(): string {
+    return this.inner.describe();
+  }
+
+  /** The errors the server answered that were 409 Conflict (or AlreadyExists, also a 409). */
+  conflicts(): StatusError[] {
+    return this.calls
+      .map((c) => c.error)
+      .filter((e): e is StatusError => e instanceof StatusError && (isConflict(e) || e.code === 409));
+  }
+
+  private async call<T>(
+    c: LockCall,
+    send: () => Promise<T>,
+    signal?: AbortSignal,
+    write = false,
+  ): Promise<T> {
+    this.calls.push(c);
+    if (this.fault === "hang") {
+      // A partition: nothing comes back until the caller gives up.
+      await new Promise<void>((resolve) => {
+        if (signal?.aborted) resolve();
+        signal?.addEventListener("abort", () => resolve(), { once: true });
+      });
+      c.error = signal?.reason ?? "aborted";
+      throw c.error;
+    }
+    if (this.fault === "fail") {
+      c.error = newStatusError(503, "the server is currently unable to handle the request");
+      throw c.error;
+    }
+    this.inFlight++;
+    try {
+      if (write && this.beforeWrite) await this.beforeWrite();
+      return await send();
+    } catch (err) {
+      c.error = err;
+      throw err;
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+// #endregion faulty-lock
+
+/** Resolves the n-th call and every call after it: n racers wait until all have arrived. */
+export function barrier(n: number): () => Promise<void> {
+  let arrived = 0;
+  let open: () => void = () => {};
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return () => {
+    if (++arrived >= n) open();
+    return opened;
+  };
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+const tick = () => new Promise<void>((r) => setTimeout(r, 1));
+
+// #region driver
+/** Waits (real time, bounded) until no lock has a request in flight. */
+export async function settle(locks: FaultyLock[]): Promise<void> {
+  for (let i = 0; i < 20_000; i++) {
+    if (locks.every((l) => l.inFlight === 0)) {
+      // The answer's continuation runs in microtasks: one more turn lets it reach its next
+      // request (in flight again) or its next sleep (parked).
+      await turn();
+      if (locks.every((l) => l.inFlight === 0)) return;
+    }
+    await tick();
+  }
+  throw new Error(`requests still in flight after 20000 ticks: ${locks.map((l) => l.inFlight).join(", ")}`);
+}
+
+/** Moves `clock` forward by `ms`, one due timer at a time, settling the candidates after each. */
+export async function advance(clock: FakeClock, locks: FaultyLock[], ms: number): Promise<void> {
+  const target = clock.now() + ms;
+  await settle(locks);
+  for (;;) {
+    const next = clock.nextDue();
+    if (next === undefined || next > target) break;
+    clock.setTime(next);
+    await settle(locks);
+  }
+  clock.setTime(target);
+  await settle(locks);
+}
+
+/** Advances in `stepMs` steps until `cond` holds, at most `maxMs`; the time it took (fake ms). */
+export async function advanceUntil(
+  clock: FakeClock,
+  locks: FaultyLock[],
+  cond: () => boolean,
+  maxMs: number,
+  stepMs = 100,
+): Promise<number> {
+  const start = clock.now();
+  await settle(locks);
+  while (!cond()) {
+    if (clock.now() - start >= maxMs) throw new Error(`condition not met within ${maxMs} ms of fake time`);
+    await advance(clock, locks, stepMs);
+  }
+  return clock.now() - start;
+}
+// #endregion driver
