@@ -43,6 +43,18 @@ describe("kube-controller-manager flags", () => {
         rest: { host: "http://127.0.0.1:8080", qps: 20, burst: 30 },
         useServiceAccountCredentials: false,
         leaderElect: true,
+        // chapter 6
+        leaderElection: {
+          leaderElect: true,
+          leaseDurationMs: 15_000,
+          renewDeadlineMs: 10_000,
+          retryPeriodMs: 2_000,
+          resourceLock: "leases",
+          resourceName: "kube-controller-manager",
+          resourceNamespace: "kube-system",
+        },
+        securePort: 10257,
+        bindAddress: "0.0.0.0",
       },
     });
   });
@@ -124,11 +136,13 @@ describe("kube-controller-manager as a process", () => {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
         "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota",
+        "--secure-port=0",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
       await p.waitForStderr('"Caches are synced" controller="service account"');
       const err = p.stderr();
-      expect(err).toContain("running without leader election");
+      // chapter 6: it elects by default; alone, it takes the Lease at once, then starts its controllers.
+      expect(err).toContain("successfully acquired lease kube-system/kube-controller-manager");
       expect(err).toContain('"Warning: controller is disabled" controller="namespace-controller"');
       p.child.kill("SIGTERM");
       expect(await p.waitForExit()).toBe(0);
