@@ -8,6 +8,7 @@
  *   released: a watch on it never sees an empty holder, and the follower waits out the lease.
  * Takeover times are printed beside their bounds; nothing asserts on time.
  */
+import { request } from "node:https";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import type { Lease } from "../api/coordination.ts";
@@ -24,6 +25,22 @@ interface Candidate {
   name: string;
   process: CommandProcess;
   identity: string;
+  port: number;
+}
+
+/** GET over HTTPS, trusting the self-signed serving certificate. */
+function httpsGet(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { rejectUnauthorized: false }, (res) => {
+      let body = "";
+      res.on("data", (d) => {
+        body += d;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 describeWithTools("kube-controller-manager leader election", ["kubectl"], () => {
@@ -42,16 +59,17 @@ describeWithTools("kube-controller-manager leader election", ["kubectl"], () => 
   });
 
   async function start(name: string): Promise<Candidate> {
+    const port = await freePort();
     const process = startCommand(file, [
       `--master=${server.url}`,
       "--controllers=serviceaccount-controller",
-      `--secure-port=${await freePort()}`,
+      `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       `--leader-elect-lease-duration=${durations.lease}ms`,
       `--leader-elect-renew-deadline=${durations.renew}ms`,
       `--leader-elect-retry-period=${durations.retry}ms`,
     ]);
-    const candidate = { name, process, identity: "" };
+    const candidate = { name, process, identity: "", port };
     candidates.push(candidate);
     await process.waitForStderr("Waiting to lead (lease kube-system/kube-controller-manager)");
     const m = /"Leader election candidate" identity="([^"]+)"/.exec(process.stderr());
@@ -85,6 +103,13 @@ describeWithTools("kube-controller-manager leader election", ["kubectl"], () => 
     // The follower started nothing: no controller, hence no informer.
     expect(b.process.stderr()).not.toContain('"Starting controller"');
     expect(b.process.stderr()).toContain("lock is held by");
+    // Leader and follower both pass /healthz, whose one check is the elector's.
+    for (const c of [a, b]) {
+      expect(await httpsGet(`https://127.0.0.1:${c.port}/healthz?verbose`)).toEqual({
+        status: 200,
+        body: "[+]leaderElection ok\nhealthz check passed\n",
+      });
+    }
 
     // kill -9 A: B waits out the lease it last saw, then starts the controllers itself.
     const killed = Date.now();

@@ -94,6 +94,39 @@ describe("kube-controller-manager flags", () => {
     ).toBeInstanceOf(FlagError);
   });
 
+  // chapter 6: the shared leader-election flags, and upstream's words for what they cannot make.
+  it("reads the --leader-elect* flags and refuses a lock other than leases", () => {
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--leader-elect-lease-duration=30s",
+        "--leader-elect-resource-namespace=other",
+      ]),
+    ).toMatchObject({
+      run: {
+        leaderElection: {
+          leaseDurationMs: 30_000,
+          resourceNamespace: "other",
+          resourceName: "kube-controller-manager",
+        },
+      },
+    });
+    const bad = parseControllerManagerFlags([
+      "--master=http://x:1",
+      "--leader-elect-resource-lock=configmaps",
+    ]);
+    expect((bad as FlagError).message).toBe(
+      "kube-controller-manager: couldn't create resource lock: configmaps lock is removed, migrate to leases",
+    );
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--leader-elect=false",
+        "--leader-elect-resource-lock=x",
+      ]),
+    ).toMatchObject({ run: { leaderElect: false } });
+  });
+
   it("needs --kubeconfig or --master, and says so with an example", () => {
     const err = parseControllerManagerFlags([]);
     expect(err).toBeInstanceOf(FlagError);

@@ -213,7 +213,6 @@ describeWithTools("kube-scheduler leader election", ["kubectl"], () => {
     expect(await c.process.waitForExit()).toBe(0);
     expect(c.process.stderr()).toContain('I "Requested to terminate, exiting"');
     expect(c.process.stderr()).not.toContain("Leaderelection lost");
-    // The lease it let go of is what D took: D's acquireTime is after C's release.
     expect(await holder()).toBe(d.identity);
     d.process.child.kill("SIGTERM");
     expect(await d.process.waitForExit()).toBe(0);
