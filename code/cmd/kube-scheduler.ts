@@ -277,7 +277,7 @@ const kubeScheduler = command({
       log: (line) => log(`I "${line}"`),
       callbacks: {
         onStartedLeading: (leading) => {
-          // A lost lease stops new cycles at once; the exit below follows within the same turn.
+          // A lost lease stops new cycles at once; onStoppedLeading then exits the process.
           leading.addEventListener("abort", () => scheduler.queue.close(), { once: true });
           void loopEnded(scheduler.run()).then(() => failed?.());
         },
