@@ -43,6 +43,18 @@ describe("kube-controller-manager flags", () => {
         rest: { host: "http://127.0.0.1:8080", qps: 20, burst: 30 },
         useServiceAccountCredentials: false,
         leaderElect: true,
+        // chapter 6
+        leaderElection: {
+          leaderElect: true,
+          leaseDurationMs: 15_000,
+          renewDeadlineMs: 10_000,
+          retryPeriodMs: 2_000,
+          resourceLock: "leases",
+          resourceName: "kube-controller-manager",
+          resourceNamespace: "kube-system",
+        },
+        securePort: 10257,
+        bindAddress: "0.0.0.0",
       },
     });
   });
@@ -80,6 +92,39 @@ describe("kube-controller-manager flags", () => {
     expect(
       parseControllerManagerFlags(["--master=http://x:1", "--resource-quota-sync-period=0s"]),
     ).toBeInstanceOf(FlagError);
+  });
+
+  // chapter 6: the shared leader-election flags, and upstream's words for what they cannot make.
+  it("reads the --leader-elect* flags and refuses a lock other than leases", () => {
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--leader-elect-lease-duration=30s",
+        "--leader-elect-resource-namespace=other",
+      ]),
+    ).toMatchObject({
+      run: {
+        leaderElection: {
+          leaseDurationMs: 30_000,
+          resourceNamespace: "other",
+          resourceName: "kube-controller-manager",
+        },
+      },
+    });
+    const bad = parseControllerManagerFlags([
+      "--master=http://x:1",
+      "--leader-elect-resource-lock=configmaps",
+    ]);
+    expect((bad as FlagError).message).toBe(
+      "kube-controller-manager: couldn't create resource lock: configmaps lock is removed, migrate to leases",
+    );
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--leader-elect=false",
+        "--leader-elect-resource-lock=x",
+      ]),
+    ).toMatchObject({ run: { leaderElect: false } });
   });
 
   it("needs --kubeconfig or --master, and says so with an example", () => {
@@ -124,11 +169,13 @@ describe("kube-controller-manager as a process", () => {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
         "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota",
+        "--secure-port=0",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
       await p.waitForStderr('"Caches are synced" controller="service account"');
       const err = p.stderr();
-      expect(err).toContain("running without leader election");
+      // chapter 6: it elects by default; alone, it takes the Lease at once, then starts its controllers.
+      expect(err).toContain("successfully acquired lease kube-system/kube-controller-manager");
       expect(err).toContain('"Warning: controller is disabled" controller="namespace-controller"');
       p.child.kill("SIGTERM");
       expect(await p.waitForExit()).toBe(0);

@@ -20,18 +20,34 @@
  * - `--kube-api-qps` 20, `--kube-api-burst` 30: one token bucket for the whole process;
  * - `--use-service-account-credentials` (default false): each controller as its own
  *   ServiceAccount in kube-system (code/controllers/client-builder.ts);
- * - `--leader-elect` (default true, as upstream): accepted; leader election is built in chapter 6,
- *   so until then the manager says on start, in one line, that it runs without it.
+ * - chapter 6: the seven `--leader-elect*` flags (cli/leader-election-flags.ts; default: elect,
+ *   15s/10s/2s, Lease kube-system/kube-controller-manager); `--secure-port` 10257 and
+ *   `--bind-address` 0.0.0.0 for `/healthz` (0: no serving).
  *
- * What upstream does differently: it serves /healthz and metrics on `--secure-port` 10257, runs
- * ~40 controllers, and with `--leader-elect` waits for a Lease before starting any of them.
+ * Leader election (chapter 6), as upstream's Run:
+ * - the controllers, their informers included, start only once this candidate leads: a
+ *   follower holds no caches (unlike kube-scheduler, whose informers start before the election);
+ * - `/healthz` includes the elector's check (HealthzAdaptor, 20 s past the lease);
+ * - leadership lost → `E "leaderelection lost"` and exit 1 at once, as klog.FlushAndExit;
+ * - SIGTERM → the controllers stop and the command exits 0, *without* releasing the Lease:
+ *   upstream's kube-controller-manager does not set ReleaseOnCancel (kubernetes#132599 is
+ *   open), so a follower waits out the lease even after a clean stop;
+ * - `--leader-elect=false` starts the controllers at once, as before chapter 6.
  *
- * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/controllermanager.go (NewControllerManagerCommand, Run, StartControllers)
+ * What upstream does differently: it serves metrics and a ping check per controller beside
+ * /healthz, runs ~40 controllers, and in 1.32 does not even catch SIGTERM (Run gets
+ * context.Background()): the process dies at once. We stop the controllers cleanly and exit 0
+ * — and still keep the Lease, so the handover time is upstream's.
+ *
+ * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/controllermanager.go (NewControllerManagerCommand, Run, StartControllers, leaderElectAndRun)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/options.go (KubeControllerManagerOptions, Flags, Validate)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/controller-manager/options/generic.go (--controllers, --kube-api-qps, --kube-api-burst, --master, --kubeconfig)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/namespacecontroller.go (--concurrent-namespace-syncs, --namespace-sync-period)
  * @chapter 04-informers
  */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
@@ -39,10 +55,23 @@ import { dynamicControllerClientBuilder } from "../controllers/client-builder.ts
 import {
   type ControllerManagerConfig,
   knownControllers,
+  type RunningControllerManager,
   resolveControllers,
   startControllerManager,
 } from "../controllers/controller-manager.ts";
+import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
+import { newLeaderElector } from "../leaderelection/leader-elector.ts";
+import { newLockFromConfig } from "../leaderelection/resourcelock/lease-lock.ts";
 import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
+import { type HealthChecker, handleHealth } from "./cli/healthz.ts";
+import {
+  applyLeaderElectionFlags,
+  defaultLeaderElectionConfiguration,
+  type LeaderElectionConfiguration,
+  leaderElectionFlags,
+  leaderElectionIdentity,
+  leaderElectionProblem,
+} from "./cli/leader-election-flags.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
@@ -97,10 +126,14 @@ const flags = {
   "use-service-account-credentials": boolFlag(
     "If true, use individual service account credentials for each controller",
   ),
-  "leader-elect": boolFlag(
-    "Start a leader election client and gain leadership before executing the main loop (accepted; built in chapter 6)",
-    true,
+  // chapter 6: --leader-elect and the six that tune it, shared with kube-scheduler; and where /healthz is served.
+  ...leaderElectionFlags(defaultLeaderElectionConfiguration("kube-controller-manager")),
+  "secure-port": intFlag(
+    "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all.",
+    10257,
+    { min: 0, max: 65535, hint: "use a port number, 0 to disable serving" },
   ),
+  "bind-address": stringFlag("The IP address on which to listen for the --secure-port port.", "0.0.0.0"),
 };
 // #endregion flags
 
@@ -110,6 +143,10 @@ interface ControllerManagerOptions {
   config: Partial<ControllerManagerConfig>;
   useServiceAccountCredentials: boolean;
   leaderElect: boolean;
+  /** chapter 6 */
+  leaderElection: LeaderElectionConfiguration;
+  securePort: number;
+  bindAddress: string;
 }
 
 // #region wiring
@@ -118,7 +155,7 @@ const kubeControllerManager = command({
   about: "the course's controller-manager: many control loops in one process",
   syntax: "pflag",
   flags,
-  options(f): ControllerManagerOptions | FlagError {
+  options(f, given): ControllerManagerOptions | FlagError {
     const controllers = resolveControllers(f.controllers);
     if (controllers instanceof Error)
       return new FlagError("kube-controller-manager", `--controllers: ${controllers.message}`);
@@ -127,6 +164,13 @@ const kubeControllerManager = command({
         "kube-controller-manager",
         "--kubeconfig is required (or --master): e.g. --kubeconfig=pki/kube-controller-manager.kubeconfig",
       );
+    const leaderElection = applyLeaderElectionFlags(
+      f,
+      given,
+      defaultLeaderElectionConfiguration("kube-controller-manager"),
+    );
+    const electionProblem = leaderElectionProblem(leaderElection);
+    if (electionProblem) return new FlagError("kube-controller-manager", electionProblem);
     let rest: Config;
     try {
       rest = buildConfigFromFlags(f.master ?? "", f.kubeconfig ?? "", {});
@@ -146,17 +190,39 @@ const kubeControllerManager = command({
         resourceQuotaSyncPeriodMs: f["resource-quota-sync-period"],
       },
       useServiceAccountCredentials: f["use-service-account-credentials"],
-      leaderElect: f["leader-elect"],
+      leaderElect: leaderElection.leaderElect,
+      leaderElection,
+      securePort: f["secure-port"],
+      bindAddress: f["bind-address"],
     };
   },
   async start(opts, io) {
     const log = (line: string) => io.stderr(`${line}\n`);
-    if (opts.leaderElect)
-      log("--leader-elect=true: leader election arrives in chapter 6; running without leader election");
     const client = newForConfig(opts.rest);
-    let manager: Awaited<ReturnType<typeof startControllerManager>>;
-    try {
-      manager = await startControllerManager({
+    const le = opts.leaderElection;
+    const watchDog = le.leaderElect ? newLeaderHealthzAdaptor(20_000) : undefined;
+    let server: Server | undefined;
+    if (opts.securePort !== 0) {
+      try {
+        server = await serveHealthz(opts.bindAddress, opts.securePort, watchDog ? [watchDog] : []);
+      } catch (e) {
+        io.stderr(
+          `kube-controller-manager: failed to listen on ${opts.bindAddress}:${opts.securePort}: ${(e as Error).message}\n`,
+        );
+        client.closeIdleConnections();
+        return undefined;
+      }
+      const addr = server.address() as AddressInfo;
+      log(`Serving securely on ${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`);
+    }
+    const closeServer = async () => {
+      if (!server) return;
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      await closed;
+    };
+    const startManager = () =>
+      startControllerManager({
         client,
         clientFor: opts.useServiceAccountCredentials
           ? dynamicControllerClientBuilder(client, opts.rest)
@@ -165,21 +231,118 @@ const kubeControllerManager = command({
         config: opts.config,
         log,
       });
-    } catch (e) {
-      io.stderr(`kube-controller-manager: failed to start controllers: ${(e as Error).message}\n`);
-      client.closeIdleConnections();
-      return undefined;
+    const started = (m: RunningControllerManager) =>
+      `Started ${m.started.length} controller(s): ${m.started.join(", ")} (API server ${opts.rest.host})`;
+
+    if (!le.leaderElect || !watchDog) {
+      // No leader election: run directly, as before chapter 6.
+      let manager: RunningControllerManager;
+      try {
+        manager = await startManager();
+      } catch (e) {
+        io.stderr(`kube-controller-manager: failed to start controllers: ${(e as Error).message}\n`);
+        await closeServer();
+        client.closeIdleConnections();
+        return undefined;
+      }
+      return {
+        ready: started(manager),
+        async stop(signal) {
+          log(`Received ${signal}; shutting down`);
+          await manager.stop();
+          await closeServer();
+        },
+      };
     }
+
+    // #region leader-election
+    const identity = leaderElectionIdentity();
+    const election = new AbortController();
+    let stopping = false;
+    /** The controllers, once this candidate leads (StartControllers runs in OnStartedLeading). */
+    let starting: Promise<RunningControllerManager | undefined> | undefined;
+    const lock = newLockFromConfig(
+      le.resourceLock,
+      le.resourceNamespace,
+      le.resourceName,
+      { identity },
+      opts.rest,
+      le.renewDeadlineMs,
+    );
+    const elector = newLeaderElector({
+      lock,
+      leaseDuration: le.leaseDurationMs,
+      renewDeadline: le.renewDeadlineMs,
+      retryPeriod: le.retryPeriodMs,
+      watchDog,
+      name: le.resourceName,
+      // Upstream's leaderElectAndRun leaves ReleaseOnCancel false: a clean stop keeps the Lease.
+      releaseOnCancel: false,
+      log: (line) => log(`I "${line}"`),
+      callbacks: {
+        onStartedLeading: () => {
+          starting = startManager().then(
+            (m) => {
+              log(started(m));
+              return m;
+            },
+            (e: Error) => {
+              log(`E "Error starting controllers" err="${e.message}"`);
+              exitProcess(1);
+              return undefined;
+            },
+          );
+        },
+        onStoppedLeading: () => {
+          if (stopping) return;
+          log(`E "leaderelection lost"`);
+          exitProcess(1);
+        },
+        onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
+      },
+    });
+    log(`I "Leader election candidate" identity="${identity}" lease="${lock.describe()}"`);
+    const elected = elector.run(election.signal);
+    // #endregion leader-election
     return {
-      ready: `Started ${manager.started.length} controller(s): ${manager.started.join(", ")} (API server ${opts.rest.host})`,
+      ready: `Waiting to lead (lease ${lock.describe()}) before starting controllers (API server ${opts.rest.host})`,
       async stop(signal) {
+        stopping = true;
         log(`Received ${signal}; shutting down`);
-        await manager.stop();
+        election.abort();
+        await elected;
+        const manager = await starting;
+        await manager?.stop();
+        await closeServer();
+        client.closeIdleConnections();
       },
     };
   },
 });
 // #endregion wiring
+
+// #region serving
+/** /healthz over HTTPS with a self-signed certificate (upstream: NewBaseHandler on --secure-port). */
+async function serveHealthz(bindAddress: string, port: number, checks: HealthChecker[]): Promise<Server> {
+  const cert = await servingCertKey({ bindAddress });
+  const server = newSecureServer(cert, undefined, (req, res) => {
+    const answer = handleHealth(req.url ?? "/", { "/healthz": checks }) ?? {
+      status: 404,
+      body: "404 page not found",
+    };
+    res.writeHead(answer.status, { "Content-Type": "text/plain; charset=utf-8" });
+    res.end(answer.body);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, bindAddress, () => resolve());
+  });
+  return server;
+}
+
+/** klog.FlushAndExit: our stderr is a pipe or a file, written synchronously, so nothing is lost. */
+const exitProcess = (code: number): never => process.exit(code);
+// #endregion serving
 
 /** Reads kube-controller-manager's flags from argv (without the program name). */
 export const parseControllerManagerFlags = (argv: string[]) => parseCommand(kubeControllerManager, argv);

@@ -54,8 +54,71 @@ describe("kube-scheduler flags", () => {
         securePort: 10259,
         bindAddress: "0.0.0.0",
         leaderElect: true,
+        leaderElection: {
+          leaderElect: true,
+          leaseDurationMs: 15_000,
+          renewDeadlineMs: 10_000,
+          retryPeriodMs: 2_000,
+          resourceLock: "leases",
+          resourceName: "kube-scheduler",
+          resourceNamespace: "kube-system",
+        },
       },
     });
+  });
+
+  // chapter 6: upstream's ApplyLeaderElectionTo — with --config, a flag given wins over the
+  // file's block and a flag left at its default does not; a bad combination is refused.
+  it("merges --leader-elect* flags over the config file's leaderElection block", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "sched-le-"));
+    try {
+      const cfg = join(dir, "config.yaml");
+      await writeFile(
+        cfg,
+        [
+          "apiVersion: kubescheduler.config.k8s.io/v1",
+          "kind: KubeSchedulerConfiguration",
+          "leaderElection: {leaderElect: false, leaseDuration: 30s, resourceName: from-file}",
+          "",
+        ].join("\n"),
+      );
+      expect(parseSchedulerFlags(["--master=http://x:1", `--config=${cfg}`])).toMatchObject({
+        run: { leaderElect: false, leaderElection: { leaseDurationMs: 30_000, resourceName: "from-file" } },
+      });
+      expect(
+        parseSchedulerFlags([
+          "--master=http://x:1",
+          `--config=${cfg}`,
+          "--leader-elect",
+          "--leader-elect-resource-name=from-flag",
+        ]),
+      ).toMatchObject({
+        run: {
+          leaderElect: true,
+          leaderElection: { leaseDurationMs: 30_000, renewDeadlineMs: 10_000, resourceName: "from-flag" },
+        },
+      });
+      const bad = parseSchedulerFlags(["--master=http://x:1", "--leader-elect-renew-deadline=20s"]);
+      expect((bad as FlagError).message).toBe(
+        "kube-scheduler: couldn't create leader elector: leaseDuration must be greater than renewDeadline",
+      );
+      const lock = parseSchedulerFlags(["--master=http://x:1", "--leader-elect-resource-lock=endpoints"]);
+      expect((lock as FlagError).message).toBe(
+        "kube-scheduler: couldn't create resource lock: endpoints lock is removed, migrate to leases",
+      );
+      // With --config, the merged block goes through the configuration's validation.
+      const merged = parseSchedulerFlags([
+        "--master=http://x:1",
+        `--config=${cfg}`,
+        "--leader-elect",
+        "--leader-elect-lease-duration=5s",
+      ]);
+      expect((merged as FlagError).message).toContain(
+        "leaderElection.leaseDuration: Invalid value: 10s: LeaseDuration must be greater than RenewDeadline",
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("needs --kubeconfig or --master, and says so with an example", () => {
@@ -190,7 +253,9 @@ describeWithTools("kube-scheduler as a process, driven by the real kubectl", ["k
   it("serves /healthz, /livez, /readyz and /metrics over HTTPS", async () => {
     expect(sched?.stderr()).toContain(`Serving securely on 127.0.0.1:${servePort}`);
     expect(sched?.stderr()).toContain('"Starting Kubernetes Scheduler" version="v1.32.0"');
-    expect(sched?.stderr()).toContain("running without leader election");
+    // chapter 6: it elects by default; alone, it takes the Lease at its first try.
+    await sched?.waitForStderr("successfully acquired lease kube-system/kube-scheduler");
+    expect(sched?.stderr()).toMatch(/"Leader election candidate" identity="[^"]+_[0-9a-f-]{36}"/);
     for (const path of ["/healthz", "/livez", "/readyz"]) {
       expect(await httpsGet(`https://127.0.0.1:${servePort}${path}`)).toEqual({ status: 200, body: "ok" });
     }

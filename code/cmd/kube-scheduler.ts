@@ -20,16 +20,33 @@
  *   upstream (the deprecated flags only apply without `--config`);
  * - `--secure-port` 10259 (0: no serving), `--bind-address` 0.0.0.0: HTTPS with a self-signed
  *   certificate made in memory, as upstream does without `--tls-cert-file`;
- * - `--leader-elect` (default true): accepted; leader election is built in chapter 6, so until
- *   then the scheduler says on start, in one line, that it runs without it.
+ * - chapter 6: the seven `--leader-elect*` flags (cli/leader-election-flags.ts; default: elect,
+ *   15s/10s/2s, Lease kube-system/kube-scheduler). A flag given on the command line overrides
+ *   the `--config` file's `leaderElection` block; one left at its default does not (upstream's
+ *   ApplyLeaderElectionTo).
+ *
+ * Leader election (chapter 6), as upstream's Run:
+ * - the informers start and sync before the election, so a follower's caches are warm when it
+ *   takes over and its /readyz is green; only the leader runs scheduling cycles;
+ * - `/healthz` and `/readyz` include the elector's check (HealthzAdaptor, 20 s past the lease);
+ * - leadership lost → `E "Leaderelection lost"` and exit 1 at once, as klog.FlushAndExit: a
+ *   process that may be a stale leader must not bind one more pod;
+ * - SIGTERM → the loop stops, the bindings in flight finish, the Lease is released
+ *   (ReleaseOnCancel is true in kube-scheduler) so a follower takes over at its next retry, exit 0;
+ * - `--leader-elect=false` schedules at once, as before chapter 6.
  *
  * What upstream does differently: /metrics and the health paths are behind delegated
  * authentication and authorization (TokenReview, SubjectAccessReview; the health paths are
- * always allowed); here every path is open. It also serves /configz and /debug/pprof.
+ * always allowed); here every path is open. It also serves /configz and /debug/pprof. On
+ * SIGTERM it releases the Lease as soon as the signal cancels its context, while a binding may
+ * still be in flight; we release only after the loop and the bindings have finished. It also
+ * records `LeaderElection` events on the Lease; we log instead (and log the identity, which
+ * upstream only shows in those events).
  *
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/server.go (NewSchedulerCommand, runCommand, Run, Setup, newHealthEndpointsAndMetricsHandler)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (Options, Flags, ApplyTo, Config)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/deprecated.go (--kube-api-qps, --kube-api-burst)
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (ApplyLeaderElectionTo, makeLeaderElectionConfig)
  * @chapter 05-scheduler
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -39,6 +56,9 @@ import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
+import { newLeaderElector } from "../leaderelection/leader-elector.ts";
+import { newLockFromConfig } from "../leaderelection/resourcelock/lease-lock.ts";
 import {
   ConfigLoadError,
   defaultConfiguration,
@@ -48,6 +68,15 @@ import {
 import { validateKubeSchedulerConfiguration } from "../scheduler/apis/config/validation.ts";
 import { type KubeScheduler, newScheduler, type SchedulerConfiguration } from "../scheduler/scheduler.ts";
 import { boolFlag, FlagError, intFlag, stringFlag } from "./cli/flag.ts";
+import { type HealthChecker, handleHealth, namedCheck } from "./cli/healthz.ts";
+import {
+  applyLeaderElectionFlags,
+  defaultLeaderElectionConfiguration,
+  type LeaderElectionConfiguration,
+  leaderElectionFlags,
+  leaderElectionIdentity,
+  leaderElectionProblem,
+} from "./cli/leader-election-flags.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
@@ -73,10 +102,8 @@ const flags = {
     { min: 0, max: 65535, hint: "use a port number, 0 to disable serving" },
   ),
   "bind-address": stringFlag("The IP address on which to listen for the --secure-port port.", "0.0.0.0"),
-  "leader-elect": boolFlag(
-    "Start a leader election client and gain leadership before executing the main loop (accepted; built in chapter 6)",
-    true,
-  ),
+  // chapter 6: --leader-elect and the six that tune it, shared with kube-controller-manager.
+  ...leaderElectionFlags(defaultLeaderElectionConfiguration("kube-scheduler")),
   // A course addition (upstream has no such flag): what kube-scheduler-simulator records.
   explain: boolFlag(
     "Record every node's Filter result and every plugin's score on the pod, as kube-scheduler-simulator's annotations",
@@ -91,6 +118,8 @@ interface SchedulerCommandOptions {
   securePort: number;
   bindAddress: string;
   leaderElect: boolean;
+  /** chapter 6: the merged leaderElection block (file, then the flags given). */
+  leaderElection: LeaderElectionConfiguration;
   explain: boolean;
 }
 
@@ -100,18 +129,26 @@ const kubeScheduler = command({
   about: "the course's scheduler: places each pending pod on a node",
   syntax: "pflag",
   flags,
-  options(f): SchedulerCommandOptions | FlagError {
+  options(f, given): SchedulerCommandOptions | FlagError {
     // No --config: the defaulted empty configuration, as upstream's Options.Config.
     let loaded: KubeSchedulerConfiguration = defaultConfiguration();
     if (f.config) {
       try {
         loaded = loadConfigFromFile(f.config);
+        // #region leader-election-flags
+        // ApplyLeaderElectionTo, then validation: the flags given win over the file's block.
+        loaded = { ...loaded, leaderElection: applyLeaderElectionFlags(f, given, loaded.leaderElection) };
+        // #endregion leader-election-flags
         validateKubeSchedulerConfiguration(loaded);
       } catch (e) {
         const msg = e instanceof ConfigLoadError ? e.line() : (e as Error).message;
         return new FlagError("kube-scheduler", `--config ${f.config}: ${msg}`);
       }
+    } else {
+      loaded = { ...loaded, leaderElection: applyLeaderElectionFlags(f, given, loaded.leaderElection) };
     }
+    const electionProblem = leaderElectionProblem(loaded.leaderElection);
+    if (electionProblem) return new FlagError("kube-scheduler", electionProblem);
     const kubeconfig = f.kubeconfig || loaded.clientConnection.kubeconfig;
     if (!kubeconfig && !f.master)
       return new FlagError(
@@ -133,15 +170,14 @@ const kubeScheduler = command({
       config,
       securePort: f["secure-port"],
       bindAddress: f["bind-address"],
-      leaderElect: f.config ? loaded.leaderElection.leaderElect : f["leader-elect"],
+      leaderElect: loaded.leaderElection.leaderElect,
+      leaderElection: loaded.leaderElection,
       explain: f.explain,
     };
   },
   async start(opts, io) {
     const log = (line: string) => io.stderr(`${line}\n`);
     log(`"Starting Kubernetes Scheduler" version="${versionInfo.gitVersion}"`);
-    if (opts.leaderElect)
-      log("--leader-elect=true: leader election arrives in chapter 6; running without leader election");
     const client = newForConfig(opts.rest);
     let scheduler: KubeScheduler;
     try {
@@ -157,10 +193,13 @@ const kubeScheduler = command({
       client.closeIdleConnections();
       return undefined;
     }
+    const le = opts.leaderElection;
+    // The watchdog exists before the server, so /healthz has its check from the first probe on.
+    const watchDog = le.leaderElect ? newLeaderHealthzAdaptor(20_000) : undefined;
     let server: Server | undefined;
     if (opts.securePort !== 0) {
       try {
-        server = await serveHealthAndMetrics(scheduler, opts.bindAddress, opts.securePort);
+        server = await serveHealthAndMetrics(scheduler, opts.bindAddress, opts.securePort, watchDog);
       } catch (e) {
         io.stderr(
           `kube-scheduler: failed to listen on ${opts.bindAddress}:${opts.securePort}: ${(e as Error).message}\n`,
@@ -171,32 +210,103 @@ const kubeScheduler = command({
       const addr = server.address() as AddressInfo;
       log(`Serving securely on ${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`);
     }
+    const closeServer = async () => {
+      if (!server) return;
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      // A probe's keep-alive connection would hold close() open.
+      server.closeAllConnections();
+      await closed;
+    };
     let stopping = false;
-    if (!(await scheduler.start())) {
+    // Informers before the election (upstream's startInformersAndWaitForSync): warm followers.
+    if (!(await scheduler.startInformersAndWaitForSync())) {
       io.stderr("kube-scheduler: the informers' caches did not sync\n");
       await scheduler.stop();
+      await closeServer();
       return undefined;
     }
-    const failed = scheduler.loop().then(
-      () => {
-        if (!stopping) log("kube-scheduler: the scheduling loop ended on its own");
-        return stopping ? new Promise<void>(() => {}) : undefined;
-      },
-      (e: Error) => log(`kube-scheduler: ${e.message}`),
+    const profiles = [...scheduler.profiles.keys()].join(", ");
+    const loopEnded = (loop: Promise<void>) =>
+      loop.then(
+        () => {
+          if (!stopping) log("kube-scheduler: the scheduling loop ended on its own");
+          return stopping ? new Promise<void>(() => {}) : undefined;
+        },
+        (e: Error) => log(`kube-scheduler: ${e.message}`),
+      );
+
+    if (!le.leaderElect || !watchDog) {
+      // Leader election is disabled: schedule at once, as before chapter 6.
+      const failed = loopEnded(scheduler.run());
+      return {
+        ready: `"Caches are synced"; scheduling pods for profiles ${profiles} (API server ${opts.rest.host})`,
+        failed,
+        async stop(signal) {
+          stopping = true;
+          log(`Received ${signal}; shutting down`);
+          await scheduler.stop();
+          await closeServer();
+          client.closeIdleConnections();
+        },
+      };
+    }
+
+    // #region leader-election
+    const identity = leaderElectionIdentity();
+    const election = new AbortController();
+    let failed: (() => void) | undefined;
+    const failedPromise = new Promise<void>((r) => {
+      failed = r;
+    });
+    const lock = newLockFromConfig(
+      le.resourceLock,
+      le.resourceNamespace,
+      le.resourceName,
+      { identity },
+      opts.rest,
+      le.renewDeadlineMs,
     );
+    const elector = newLeaderElector({
+      lock,
+      leaseDuration: le.leaseDurationMs,
+      renewDeadline: le.renewDeadlineMs,
+      retryPeriod: le.retryPeriodMs,
+      watchDog,
+      name: "kube-scheduler",
+      releaseOnCancel: true,
+      log: (line) => log(`I "${line}"`),
+      callbacks: {
+        onStartedLeading: (leading) => {
+          // A lost lease stops new cycles at once; onStoppedLeading then exits the process.
+          leading.addEventListener("abort", () => scheduler.queue.close(), { once: true });
+          void loopEnded(scheduler.run()).then(() => failed?.());
+        },
+        onStoppedLeading: () => {
+          if (stopping) {
+            log(`I "Requested to terminate, exiting"`);
+            return;
+          }
+          // We lost the lock: exit now, before this process can act on stale leadership.
+          log(`E "Leaderelection lost"`);
+          exitProcess(1);
+        },
+        onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
+      },
+    });
+    log(`I "Leader election candidate" identity="${identity}" lease="${lock.describe()}"`);
+    const elected = elector.run(election.signal);
+    // #endregion leader-election
     return {
-      ready: `"Caches are synced"; scheduling pods for profiles ${[...scheduler.profiles.keys()].join(", ")} (API server ${opts.rest.host})`,
-      failed,
+      ready: `"Caches are synced"; waiting to lead (lease ${lock.describe()}) before scheduling pods for profiles ${profiles} (API server ${opts.rest.host})`,
+      failed: failedPromise,
       async stop(signal) {
         stopping = true;
         log(`Received ${signal}; shutting down`);
+        // The loop and the bindings in flight end first; only then is the Lease given up.
         await scheduler.stop();
-        if (server) {
-          const closed = new Promise<void>((r) => server.close(() => r()));
-          // A probe's keep-alive connection would hold close() open.
-          server.closeAllConnections();
-          await closed;
-        }
+        election.abort();
+        await elected;
+        await closeServer();
         client.closeIdleConnections();
       },
     };
@@ -206,13 +316,25 @@ const kubeScheduler = command({
 
 // #region serving
 /** /healthz, /livez, /readyz and /metrics over HTTPS with a self-signed certificate. */
-async function serveHealthAndMetrics(s: KubeScheduler, bindAddress: string, port: number): Promise<Server> {
+async function serveHealthAndMetrics(
+  s: KubeScheduler,
+  bindAddress: string,
+  port: number,
+  watchDog?: HealthChecker,
+): Promise<Server> {
   const cert = await servingCertKey({ bindAddress });
+  // As upstream's Run: the elector's watchdog in /healthz and /readyz; /readyz also waits for
+  // the informers' handlers (sched-handler-sync). /livez has no checks, so it pings.
+  const election = watchDog ? [watchDog] : [];
+  const handlerSync = namedCheck("sched-handler-sync", () =>
+    s.ready() ? undefined : new Error("handlers are not fully synchronized"),
+  );
+  const health = { "/healthz": election, "/livez": [], "/readyz": [...election, handlerSync] };
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path === "/healthz" || path === "/livez") return reply(res, 200, "ok");
-    if (path === "/readyz")
-      return s.ready() ? reply(res, 200, "ok") : reply(res, 500, "informers not synced");
+    const url = req.url ?? "/";
+    const answer = handleHealth(url, health);
+    if (answer) return reply(res, answer.status, answer.body);
+    const path = url.split("?")[0];
     if (path === "/metrics") {
       const body = await s.metrics.text();
       res.writeHead(200, { "Content-Type": s.metrics.contentType() });
@@ -232,6 +354,9 @@ function reply(res: ServerResponse, code: number, text: string): void {
   res.writeHead(code, { "Content-Type": "text/plain; charset=utf-8" });
   res.end(text);
 }
+
+/** klog.FlushAndExit: our stderr is a pipe or a file, written synchronously, so nothing is lost. */
+const exitProcess = (code: number): never => process.exit(code);
 // #endregion serving
 
 /** Reads kube-scheduler's flags from argv (without the program name). */

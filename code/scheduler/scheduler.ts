@@ -167,9 +167,21 @@ export interface KubeScheduler {
    * whether they synced (false: stopped first). The loop runs until `stop`.
    */
   start(): Promise<boolean>;
+  // #region leader-election-split
+  /**
+   * chapter 6: `start` in two halves, so that a candidate keeps warm caches while it waits for
+   * the Lease (upstream's startInformersAndWaitForSync, then sched.Run in OnStartedLeading).
+   * The first starts the informers and resolves once they and their handlers have synced.
+   */
+  startInformersAndWaitForSync(): Promise<boolean>;
+  /** The second: the queue, the cache's cleanup and the scheduling loop (once; later calls return the same loop). */
+  run(): Promise<void>;
+  /** Whether `run` was called: this scheduler is acting (the leader, or elections are off). */
+  running(): boolean;
+  // #endregion leader-election-split
   /** Settles when the scheduling loop has ended (after `stop`, or on its own). */
   loop(): Promise<void>;
-  /** True once the informers have synced and the loop is running (/readyz). */
+  /** True once the informers and their handlers have synced (/readyz; a synced follower is ready too, as upstream's sched-handler-sync check). */
   ready(): boolean;
   stop(): Promise<void>;
 }
@@ -262,16 +274,28 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   let loop: Promise<void> | undefined;
   let isReady = false;
   // #region run
-  const start = async (): Promise<boolean> => {
+  // Informers first, the loop second: a follower (chapter 6) does only the first half, so its
+  // caches are warm when it takes over, and its /readyz is green while it waits.
+  const startInformersAndWaitForSync = async (): Promise<boolean> => {
     informerFactory.start(abort.signal);
     const synced = await informerFactory.waitForCacheSync(abort.signal);
     if ([...synced.values()].some((s) => !s)) return false;
     if (!(await waitForCacheSync(abort.signal, ...registrations.map((r) => () => r.hasSynced()))))
       return false;
-    queue.run();
-    cache.run();
     isReady = true;
-    loop = sched.run();
+    return true;
+  };
+  const run = (): Promise<void> => {
+    if (!loop) {
+      queue.run();
+      cache.run();
+      loop = sched.run();
+    }
+    return loop;
+  };
+  const start = async (): Promise<boolean> => {
+    if (!(await startInformersAndWaitForSync())) return false;
+    void run();
     return true;
   };
   // #endregion run
@@ -284,6 +308,9 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     metrics,
     recorders,
     start,
+    startInformersAndWaitForSync,
+    run,
+    running: () => loop !== undefined,
     loop: () => loop ?? Promise.resolve(),
     ready: () => isReady,
     async stop() {
