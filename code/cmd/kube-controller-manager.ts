@@ -59,6 +59,10 @@ import {
   resolveControllers,
   startControllerManager,
 } from "../controllers/controller-manager.ts";
+import {
+  defaultLeaderElectionConfiguration,
+  type LeaderElectionConfiguration,
+} from "../leaderelection/config.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
 import { newLeaderElector } from "../leaderelection/leader-elector.ts";
 import { newLockFromConfig } from "../leaderelection/resourcelock/lease-lock.ts";
@@ -66,8 +70,6 @@ import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from
 import { type HealthChecker, handleHealth } from "./cli/healthz.ts";
 import {
   applyLeaderElectionFlags,
-  defaultLeaderElectionConfiguration,
-  type LeaderElectionConfiguration,
   leaderElectionFlags,
   leaderElectionIdentity,
   leaderElectionProblem,

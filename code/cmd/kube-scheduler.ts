@@ -56,6 +56,10 @@ import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import {
+  defaultLeaderElectionConfiguration,
+  type LeaderElectionConfiguration,
+} from "../leaderelection/config.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
 import { newLeaderElector } from "../leaderelection/leader-elector.ts";
 import { newLockFromConfig } from "../leaderelection/resourcelock/lease-lock.ts";
@@ -71,8 +75,6 @@ import { boolFlag, FlagError, intFlag, stringFlag } from "./cli/flag.ts";
 import { type HealthChecker, handleHealth, namedCheck } from "./cli/healthz.ts";
 import {
   applyLeaderElectionFlags,
-  defaultLeaderElectionConfiguration,
-  type LeaderElectionConfiguration,
   leaderElectionFlags,
   leaderElectionIdentity,
   leaderElectionProblem,

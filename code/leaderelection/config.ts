@@ -12,7 +12,8 @@
  * Solves: kube-scheduler and kube-controller-manager take the same six `--leader-elect*` flags
  * with the same defaults; one type and one defaulting function keep them from drifting.
  *
- * Invariants: durations are milliseconds; a zero (or absent) duration is replaced by its default,
+ * Invariants: durations are milliseconds (the `Ms` suffix says so); one type for every component
+ * (the scheduler's `--config`, both binaries' flags); a zero (or absent) duration is replaced by its default,
  * as upstream replaces the zero metav1.Duration.
  *
  * What upstream does differently: component-base's own default lock is still `endpoints` in
@@ -24,12 +25,12 @@
 export interface LeaderElectionConfiguration {
   /** `--leader-elect`: run the election before the main loop (default true). */
   leaderElect: boolean;
-  /** `--leader-elect-lease-duration`, ms. */
-  leaseDuration: number;
-  /** `--leader-elect-renew-deadline`, ms. */
-  renewDeadline: number;
-  /** `--leader-elect-retry-period`, ms. */
-  retryPeriod: number;
+  /** `--leader-elect-lease-duration`. */
+  leaseDurationMs: number;
+  /** `--leader-elect-renew-deadline`. */
+  renewDeadlineMs: number;
+  /** `--leader-elect-retry-period`. */
+  retryPeriodMs: number;
   /** `--leader-elect-resource-lock`: only `leases` is left. */
   resourceLock: string;
   /** `--leader-elect-resource-name`: `kube-scheduler`, `kube-controller-manager`. */
@@ -48,12 +49,20 @@ export function recommendedDefaultLeaderElectionConfiguration(
 ): LeaderElectionConfiguration {
   return {
     leaderElect: c.leaderElect ?? true,
-    leaseDuration: c.leaseDuration || defaultLeaseDuration,
-    renewDeadline: c.renewDeadline || defaultRenewDeadline,
-    retryPeriod: c.retryPeriod || defaultRetryPeriod,
+    leaseDurationMs: c.leaseDurationMs || defaultLeaseDuration,
+    renewDeadlineMs: c.renewDeadlineMs || defaultRenewDeadline,
+    retryPeriodMs: c.retryPeriodMs || defaultRetryPeriod,
     resourceLock: c.resourceLock || "leases",
     resourceName: c.resourceName ?? "",
     resourceNamespace: c.resourceNamespace ?? "",
   };
+}
+
+/**
+ * What kube-scheduler (its NewOptions) and kube-controller-manager (its generic defaults) set for
+ * themselves before the recommended defaults: a Lease in kube-system named after the component.
+ */
+export function defaultLeaderElectionConfiguration(resourceName: string): LeaderElectionConfiguration {
+  return recommendedDefaultLeaderElectionConfiguration({ resourceName, resourceNamespace: "kube-system" });
 }
 // #endregion configuration

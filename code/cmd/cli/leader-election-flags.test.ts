@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { defaultLeaderElectionConfiguration } from "../../leaderelection/config.ts";
 import { FlagError, flagUsages, parseFlags } from "./flag.ts";
 import {
   applyLeaderElectionFlags,
-  defaultLeaderElectionConfiguration,
   leaderElectionFlags,
   leaderElectionIdentity,
   leaderElectionProblem,

@@ -35,40 +35,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import type { LeaderElectionConfiguration } from "../../leaderelection/config.ts";
 import { validateLeaderElectionConfig } from "../../leaderelection/leader-elector.ts";
 import { checkLockType } from "../../leaderelection/resourcelock/interface.ts";
 import { DurationError, formatDuration, parseDuration } from "./duration.ts";
 import { boolFlag, type Flag, FlagValueError, type FlagValues, stringFlag } from "./flag.ts";
-
-// #region configuration
-/** component-base's LeaderElectionConfiguration, durations in milliseconds. */
-export interface LeaderElectionConfiguration {
-  leaderElect: boolean;
-  leaseDurationMs: number;
-  renewDeadlineMs: number;
-  retryPeriodMs: number;
-  resourceLock: string;
-  resourceName: string;
-  resourceNamespace: string;
-}
-
-/**
- * The defaults both components set for themselves (kube-scheduler's NewOptions; the
- * controller-manager's generic defaults): elect, 15 s / 10 s / 2 s, a Lease in kube-system named
- * after the component.
- */
-export function defaultLeaderElectionConfiguration(resourceName: string): LeaderElectionConfiguration {
-  return {
-    leaderElect: true,
-    leaseDurationMs: 15_000,
-    renewDeadlineMs: 10_000,
-    retryPeriodMs: 2_000,
-    resourceLock: "leases",
-    resourceName,
-    resourceNamespace: "kube-system",
-  };
-}
-// #endregion configuration
 
 /** A Go duration flag whose bad value gets Go's own message (`time: invalid duration "soon"`). */
 function goDurationFlag(help: string, defaultMs: number): Flag<number> {

@@ -17,6 +17,8 @@
  * - the file's shape (kubescheduler.config.k8s.io/v1: pointers, `15s` durations) lives only in
  *   load.ts; nothing else reads the versioned form.
  */
+
+import type { LeaderElectionConfiguration } from "../../../leaderelection/config.ts";
 import type { PluginRef, PluginSet, ProfileConfig } from "../../framework/runtime/framework.ts";
 
 export type { PluginRef, PluginSet, ProfileConfig };
@@ -40,16 +42,6 @@ export interface ClientConnectionConfiguration {
   burst: number;
   contentType: string;
   acceptContentTypes: string;
-}
-
-export interface LeaderElectionConfiguration {
-  leaderElect: boolean;
-  leaseDurationMs: number;
-  renewDeadlineMs: number;
-  retryPeriodMs: number;
-  resourceLock: string;
-  resourceName: string;
-  resourceNamespace: string;
 }
 
 /** An extender is accepted and kept, not called: this scheduler has no extender client. */
