@@ -65,6 +65,12 @@ import type { KubeObject } from "./meta.ts";
 import { validateObjectMetaUpdate } from "./object-meta-validation.ts";
 import { validatePodBinding, validatePodStatusUpdate, validatePodUpdate } from "./pod-update-validation.ts";
 import { validatePod } from "./pod-validation.ts";
+// chapter 5: PodDisruptionBudgets
+import {
+  validatePodDisruptionBudget,
+  validatePodDisruptionBudgetStatusUpdate,
+  validatePodDisruptionBudgetUpdate,
+} from "./policy-validation.ts";
 import {
   validateLimitRange,
   validateLimitRangeUpdate,
@@ -94,6 +100,7 @@ export * from "./env-validation.ts";
 export * from "./object-meta-validation.ts";
 export * from "./pod-update-validation.ts";
 export * from "./pod-validation.ts";
+export * from "./policy-validation.ts"; // chapter 5: PodDisruptionBudgets
 export * from "./probe-validation.ts";
 export * from "./resource-validation.ts";
 export * from "./scheduling-validation.ts";
@@ -174,6 +181,12 @@ const rules: Record<string, KindRules> = {
     create: validateResourceQuota,
     update: validateResourceQuotaUpdate,
     status: validateResourceQuotaStatusUpdate,
+  },
+  // chapter 5: PodDisruptionBudgets
+  "policy/v1/PodDisruptionBudget": {
+    create: validatePodDisruptionBudget,
+    update: validatePodDisruptionBudgetUpdate,
+    status: validatePodDisruptionBudgetStatusUpdate,
   },
 };
 

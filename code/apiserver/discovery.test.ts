@@ -156,6 +156,7 @@ describe("document bodies", () => {
       "apps",
       "authentication.k8s.io",
       "authorization.k8s.io",
+      "policy", // chapter 5: PodDisruptionBudgets
       "rbac.authorization.k8s.io",
       "admissionregistration.k8s.io",
       "scheduling.k8s.io",

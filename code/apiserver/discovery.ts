@@ -63,6 +63,7 @@ const groupPriority = [
   "apps",
   "authentication.k8s.io",
   "authorization.k8s.io",
+  "policy", // chapter 5: PodDisruptionBudgets (17100)
   "rbac.authorization.k8s.io", // chapter 3: RBAC (17000)
   "admissionregistration.k8s.io", // chapter 3: webhooks (16700)
   "scheduling.k8s.io",

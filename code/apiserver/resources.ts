@@ -21,6 +21,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller: verbs and short names per resource)
  * @upstream kubernetes/kubernetes pkg/registry/authorization/selfsubjectaccessreview/rest.go (REST: create only, nothing stored)
  * @upstream kubernetes/kubernetes pkg/registry/rbac/rest/storage_rbac.go (roles, rolebindings, clusterroles, clusterrolebindings)
+ * @upstream kubernetes/kubernetes pkg/registry/policy/rest/storage_policy.go (poddisruptionbudgets, poddisruptionbudgets/status)
  * @chapter 02-apiserver
  */
 
@@ -323,6 +324,18 @@ export const resources: readonly ResourceInfo[] = [
     verbs: ["create"],
     subresources: [],
     stored: false,
+  },
+  // chapter 5: PodDisruptionBudgets (pkg/registry/policy/rest/storage_policy.go)
+  {
+    group: "policy",
+    version: "v1",
+    resource: "poddisruptionbudgets",
+    singularName: "poddisruptionbudget",
+    kind: "PodDisruptionBudget",
+    namespaced: true,
+    verbs: all,
+    shortNames: ["pdb"],
+    subresources: [withStatus("PodDisruptionBudget")],
   },
 ];
 // #endregion resources

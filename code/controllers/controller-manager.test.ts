@@ -74,6 +74,8 @@ describe("resolveControllers", () => {
   it("knows the controllers it registers", () => {
     expect(knownControllers()).toEqual([
       "deployment-controller",
+      "disruption-controller", // chapter 5
+
       "garbage-collector-controller",
       "namespace-controller",
       "replicaset-controller",

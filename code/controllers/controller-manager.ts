@@ -37,6 +37,7 @@ import {
   defaultControllerManagerConfig,
 } from "./controller-context.ts";
 import { startDeploymentController } from "./deployment/deployment-controller.ts";
+import { startDisruptionController } from "./disruption/disruption.ts"; // chapter 5: PodDisruptionBudgets
 import { startGarbageCollectorController } from "./garbagecollector/garbage-collector.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
 import { startReplicaSetController } from "./replicaset/replica-set.ts";
@@ -91,6 +92,14 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       aliases: ["garbagecollector"],
       clientName: "generic-garbage-collector",
       start: startGarbageCollectorController,
+    },
+    // chapter 5: the disruption controller keeps every PodDisruptionBudget's status (upstream's
+    // names.DisruptionController, alias "disruption"; cmd/kube-controller-manager/app/policy.go).
+    {
+      name: "disruption-controller",
+      aliases: ["disruption"],
+      clientName: "disruption-controller",
+      start: startDisruptionController,
     },
     // ─────────────────────────────────────────────────────────────────────────────────────────
   ];

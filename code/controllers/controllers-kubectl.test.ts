@@ -154,6 +154,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "resourcequota-controller",
       "deployment-controller",
       "garbage-collector-controller",
+      "disruption-controller", // chapter 5
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');

@@ -38,6 +38,7 @@ import { buildQueueingHintMap } from "./backend/queue/queueing-hint-map.ts";
 import { PriorityQueue } from "./backend/queue/scheduling-queue.ts";
 import { addAllEventHandlers } from "./eventhandlers.ts";
 import { type NominatingInfo, NominatingMode, type PreEnqueuePlugin } from "./framework/interface.ts";
+import type { PodDisruptionBudget } from "./framework/preemption/preemption.ts"; // chapter 5: PDBs
 import type { Framework, FrameworkOptions, ProfileConfig, Registry } from "./framework/runtime/framework.ts";
 import { SchedulerMetrics } from "./metrics/metrics.ts";
 import { DefaultSchedulerName, defaultProfile, newInTreeRegistry } from "./plugins/registry.ts";
@@ -64,6 +65,11 @@ export const defaultSchedulerConfiguration = (): SchedulerConfiguration => ({
 
 export interface NewSchedulerOptions {
   client: Clientset;
+  /**
+   * chapter 5: false when the API server does not serve policy/v1 poddisruptionbudgets
+   * (preemption then sees no budgets); default true, as upstream always lists them.
+   */
+  servesPodDisruptionBudgets?: boolean;
   /** Default: newSchedulerInformerFactory(client). */
   informerFactory?: SharedInformerFactory;
   config?: Partial<SchedulerConfiguration>;
@@ -76,6 +82,13 @@ export interface NewSchedulerOptions {
   explain?: boolean;
 }
 // #endregion options
+
+/** chapter 5: the PDBs DefaultPreemption honours (policy/v1). */
+export const podDisruptionBudgets = {
+  group: "policy",
+  version: "v1",
+  resource: "poddisruptionbudgets",
+} as const;
 
 // #region informer-factory
 /** The pods informer's field selector: pods that still need (or hold) room. */
@@ -195,11 +208,19 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   const podInformer = informerFactory.informerFor(Resources.pods) as unknown as SharedIndexInformer<Pod>;
   const nodeInformer = informerFactory.informerFor(Resources.nodes) as unknown as SharedIndexInformer<Node>;
   const podLister = informerFactory.lister(Resources.pods);
+  // #region pdb-lister
+  // chapter 5: PodDisruptionBudgets — upstream's DefaultPreemption always lists policy/v1 PDBs
+  // (fh.SharedInformerFactory().Policy().V1().PodDisruptionBudgets().Lister()); the informer is
+  // made here, before start, so the first cycle waits for its list like the pods' and nodes'.
+  const pdbLister =
+    o.servesPodDisruptionBudgets === false ? undefined : informerFactory.lister(podDisruptionBudgets);
+  // #endregion pdb-lister
 
   // DefaultPreemption reads the live pod from the lister and records `Preempted` on a victim
   // through its profile's recorder (`recorders` is filled below, before any cycle runs).
   const registry = newInTreeRegistry(bindViaAPI(o.client), {
     podLister: (ns, name) => podLister.byNamespace(ns).get(name) as Pod | undefined,
+    pdbLister: pdbLister && (() => pdbLister.list() as unknown as PodDisruptionBudget[]), // chapter 5
     recorder: {
       eventf: (pod, type, reason, _action, message) =>
         recorders.get(pod.spec.schedulerName || DefaultSchedulerName)?.(pod, type, reason, message),

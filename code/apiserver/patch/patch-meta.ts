@@ -170,6 +170,13 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
     }),
     ValidatingAdmissionPolicyBinding: kind("ValidatingAdmissionPolicyBinding"),
   },
+  // chapter 5: PodDisruptionBudgets — a patch replaces the selector whole (patchStrategy=replace).
+  "policy/v1": {
+    PodDisruptionBudget: kind("PodDisruptionBudget", {
+      spec: { type: struct("PodDisruptionBudgetSpec", { selector: { patchStrategy: "replace" } }) },
+      status: { type: struct("PodDisruptionBudgetStatus", { conditions }) },
+    }),
+  },
 };
 // #endregion table
 

@@ -26,6 +26,7 @@ import { coordinationPrinters } from "./coordination.ts";
 import { corePrinters } from "./core.ts";
 import { creationTimestampDescription, nameDescription } from "./helpers.ts";
 import { podPrinter } from "./pods.ts";
+import { policyPrinters } from "./policy.ts"; // chapter 5: PodDisruptionBudgets
 import { quotaPrinters } from "./quota.ts";
 import { rbacPrinters } from "./rbac.ts";
 import { schedulingPrinters } from "./scheduling.ts";
@@ -49,6 +50,8 @@ const printers: Readonly<Record<string, TablePrinter>> = {
   ),
   // chapter 3: admission
   ...Object.fromEntries(Object.entries(quotaPrinters).map(([r, p]) => [`/${r}`, p])),
+  // chapter 5: PodDisruptionBudgets
+  ...Object.fromEntries(Object.entries(policyPrinters).map(([r, p]) => [`policy/${r}`, p])),
 };
 // #endregion add-handlers
 

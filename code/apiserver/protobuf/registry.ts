@@ -38,6 +38,7 @@ const protoFiles = [
   "coordination.proto",
   "rbac.proto", // chapter 3: RBAC
   "admissionregistration.proto", // chapter 3: webhooks and ValidatingAdmissionPolicy
+  "policy.proto", // chapter 5: PodDisruptionBudgets
 ];
 
 let root: protobuf.Root | undefined;

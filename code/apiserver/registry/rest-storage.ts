@@ -39,6 +39,8 @@ import { leaseStrategy } from "./strategies/leases.ts";
 import { limitRangeStrategy } from "./strategies/limitranges.ts";
 import { namespaceStrategy } from "./strategies/namespaces.ts";
 import { nodeStrategy } from "./strategies/nodes.ts";
+// chapter 5: PodDisruptionBudgets
+import { podDisruptionBudgetStrategy } from "./strategies/poddisruptionbudgets.ts";
 import { podStrategy } from "./strategies/pods.ts";
 import { priorityClassStrategy } from "./strategies/priorityclasses.ts";
 import {
@@ -93,6 +95,8 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   // chapter 3: ValidatingAdmissionPolicy
   "admissionregistration.k8s.io/validatingadmissionpolicies": validatingAdmissionPolicyStrategy,
   "admissionregistration.k8s.io/validatingadmissionpolicybindings": validatingAdmissionPolicyBindingStrategy,
+  // chapter 5: PodDisruptionBudgets
+  "policy/poddisruptionbudgets": podDisruptionBudgetStrategy,
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */

@@ -151,6 +151,18 @@ const upstreamRoles: Record<string, string[]> = {
     events,
   ],
   "system:controller:service-account-controller": ["create : core : serviceaccounts", events],
+  // chapter 5: PodDisruptionBudgets
+  "system:controller:disruption-controller": [
+    "get list watch : apps extensions : deployments",
+    "get list watch : apps extensions : replicasets",
+    "get list watch : core : replicationcontrollers",
+    "get list watch : policy : poddisruptionbudgets",
+    "get list watch : apps : statefulsets",
+    "update : policy : poddisruptionbudgets/status",
+    "patch update : core : pods/status",
+    "get : * : */scale",
+    events,
+  ],
 };
 
 /** Who each binding names: `Kind name`, `ServiceAccount namespace/name`; none for system:node. */
@@ -169,6 +181,8 @@ const upstreamBindings: Record<string, string[]> = {
   "system:controller:replicaset-controller": ["ServiceAccount kube-system/replicaset-controller"],
   "system:controller:resourcequota-controller": ["ServiceAccount kube-system/resourcequota-controller"],
   "system:controller:service-account-controller": ["ServiceAccount kube-system/service-account-controller"],
+  // chapter 5: PodDisruptionBudgets
+  "system:controller:disruption-controller": ["ServiceAccount kube-system/disruption-controller"],
 };
 
 const sorted = (xs: string[] = []) => [...xs].sort().join(" ");

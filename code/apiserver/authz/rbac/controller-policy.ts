@@ -75,6 +75,19 @@ function controllerRules() {
       rule(["update"], [legacy], ["resourcequotas/status"]),
       eventsRule,
     ],
+    // chapter 5: the disruption controller reads the budgets' owners' scale, writes the budgets'
+    // status and a DisruptionTarget condition on pods it resets.
+    "disruption-controller": [
+      rule(["get", "list", "watch"], [extensions, apps], ["deployments"]),
+      rule(["get", "list", "watch"], [apps, extensions], ["replicasets"]),
+      rule(["get", "list", "watch"], [legacy], ["replicationcontrollers"]),
+      rule(["get", "list", "watch"], ["policy"], ["poddisruptionbudgets"]),
+      rule(["get", "list", "watch"], [apps], ["statefulsets"]),
+      rule(["update"], ["policy"], ["poddisruptionbudgets/status"]),
+      rule(["patch", "update"], [legacy], ["pods/status"]),
+      rule(["get"], ["*"], ["*/scale"]),
+      eventsRule,
+    ],
     // It only creates the `default` account; it reads namespaces and accounts through the
     // controller-manager's shared informers, which list and watch under the manager's own role.
     "service-account-controller": [rule(["create"], [legacy], ["serviceaccounts"]), eventsRule],
