@@ -28,7 +28,8 @@ import type { ExplainResult } from "../explain.ts";
 import { AssignedPodDelete } from "../framework/events.ts";
 import { NominatingMode, type PodNominator, type PreEnqueuePlugin } from "../framework/interface.ts";
 import type { PodDisruptionBudget } from "../framework/preemption/preemption.ts";
-import { Framework, type ProfileConfig, type Registry } from "../framework/runtime/framework.ts";
+import { Framework } from "../framework/runtime/framework.ts";
+import type { ProfileConfig, Registry } from "../framework/runtime/registry.ts";
 import type { BindFunc } from "../plugins/defaultbinder/default-binder.ts";
 import type {
   DefaultPreemption,

@@ -17,7 +17,7 @@
  * - the file's shape (kubescheduler.config.k8s.io/v1: pointers, `15s` durations) lives only in
  *   load.ts; nothing else reads the versioned form.
  */
-import type { PluginRef, PluginSet, ProfileConfig } from "../../framework/runtime/framework.ts";
+import type { PluginRef, PluginSet, ProfileConfig } from "../../framework/runtime/registry.ts";
 
 export type { PluginRef, PluginSet, ProfileConfig };
 

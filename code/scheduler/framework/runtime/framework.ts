@@ -3,8 +3,7 @@
  * configuration, and the Run…Plugins functions the scheduling and binding cycles call.
  *
  * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (frameworkImpl, NewFramework, RunPreFilterPlugins, RunFilterPlugins, RunPostFilterPlugins, RunPreScorePlugins, RunScorePlugins, RunReservePluginsReserve, RunReservePluginsUnreserve, RunPermitPlugins, WaitOnPermit, RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins, maxTimeout)
- * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (RunPreFilterExtensionAddPod, RunPreFilterExtensionRemovePod, RunFilterPluginsWithNominatedPods, addGENominatedPods)
- * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/registry.go (Registry, PluginFactory)
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (RunPreFilterExtensionAddPod, RunPreFilterExtensionRemovePod)
  * @chapter 05-scheduler
  *
  * Solves: every policy of the scheduler is a plugin; the runtime's job is the order and the
@@ -22,6 +21,9 @@
  * - Unreserve runs in reverse order of Reserve, for every Reserve plugin (even those after the
  *   failing one: Unreserve must be idempotent).
  * - a Permit wait is capped at 15 minutes; a pod waits on the injected clock.
+ *
+ * The configuration types and the plugin registry are in registry.ts; Filter with nominated
+ * pods is in nominated-pods.ts.
  */
 import type { Pod } from "../../../api/core.ts";
 import type { Clientset } from "../../../client/kubernetes/clientset.ts";
@@ -63,99 +65,23 @@ import {
   isSuccess,
   isWait,
   newStatus,
-  Status,
+  type Status,
 } from "../status.ts";
 import type { PodInfo } from "../types.ts";
+import { runFilterPluginsWithNominatedPods } from "./nominated-pods.ts";
+import {
+  type ExtensionPoint,
+  extensionPoints,
+  type Handle,
+  hookOf,
+  type PluginRef,
+  type ProfileConfig,
+  type Registry,
+} from "./registry.ts";
 import { WaitingPod, WaitingPodsMap } from "./waiting-pods-map.ts";
 
 /** maxTimeout: the longest a Permit plugin may make a pod wait. */
 export const maxPermitTimeout = 15 * 60_000;
-
-// #region config
-export const extensionPoints = [
-  "preEnqueue",
-  "queueSort",
-  "preFilter",
-  "filter",
-  "postFilter",
-  "preScore",
-  "score",
-  "reserve",
-  "permit",
-  "preBind",
-  "bind",
-  "postBind",
-] as const;
-export type ExtensionPoint = (typeof extensionPoints)[number];
-
-/** The method that tells whether a plugin implements an extension point. */
-const hookOf: Record<ExtensionPoint, string> = {
-  preEnqueue: "preEnqueue",
-  queueSort: "less",
-  preFilter: "preFilter",
-  filter: "filter",
-  postFilter: "postFilter",
-  preScore: "preScore",
-  score: "score",
-  reserve: "reserve",
-  permit: "permit",
-  preBind: "preBind",
-  bind: "bind",
-  postBind: "postBind",
-};
-
-export interface PluginRef {
-  name: string;
-  weight?: number;
-}
-
-export interface PluginSet {
-  enabled?: PluginRef[];
-  /** `{ name: "*" }` disables every multiPoint plugin at this point. */
-  disabled?: { name: string }[];
-}
-
-/** A profile as KubeSchedulerConfiguration's `profiles[]` entry says it. */
-export interface ProfileConfig {
-  schedulerName: string;
-  plugins: Partial<Record<ExtensionPoint | "multiPoint", PluginSet>>;
-  pluginConfig?: { name: string; args: unknown }[];
-  /** 0 or absent: the adaptive default. */
-  percentageOfNodesToScore?: number;
-}
-
-/** Handle: what a plugin may use of its framework (its snapshot, the waiting pods, the clock). */
-export interface Handle {
-  snapshotSharedLister(): Snapshot;
-  getWaitingPod(uid: string): WaitingPod | undefined;
-  iterateOverWaitingPods(fn: (wp: WaitingPod) => void): void;
-  rejectWaitingPod(uid: string): boolean;
-  clock: Clock;
-  /** The binary's API client (preemption deletes victims with it); undefined in a simulation. */
-  clientSet(): Clientset | undefined;
-  /** The binary's informers (listers for Services, PDBs, namespaces…); undefined in a simulation. */
-  sharedInformerFactory(): SharedInformerFactory | undefined;
-  /** Who is nominated to which node: the scheduling queue's nominator. */
-  podNominator(): PodNominator | undefined;
-  // Preemption (issue 14): the framework's runners a PostFilter plugin drives on copies.
-  runPreFilterExtensionAddPod(
-    state: CycleState,
-    pod: Pod,
-    podInfoToAdd: PodInfo,
-    nodeInfo: NodeInfo,
-  ): Status | undefined;
-  runPreFilterExtensionRemovePod(
-    state: CycleState,
-    pod: Pod,
-    podInfoToRemove: PodInfo,
-    nodeInfo: NodeInfo,
-  ): Status | undefined;
-  runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined;
-}
-
-export type PluginFactory = (args: unknown, handle: Handle) => Plugin;
-export type Registry = Map<string, PluginFactory>;
-// #endregion config
 
 export interface FrameworkOptions {
   snapshot: Snapshot;
@@ -341,9 +267,9 @@ export class Framework implements Handle {
     return undefined;
   }
 
-  // #region nominated-pods
-  // Preemption and nominated pods (issue 14, preemption): the PreFilterExtensions runners and
-  // Filter with the pods nominated to the node counted as if they were already there.
+  // #region prefilter-extensions
+  // Preemption and nominated pods (issue 14, preemption): the PreFilterExtensions runners, which
+  // preemption and nominated-pods.ts drive on copies of a node.
 
   /** RunPreFilterExtensionAddPod: every PreFilter plugin with extensions (and not skipped) sees the pod added. */
   runPreFilterExtensionAddPod(
@@ -377,53 +303,11 @@ export class Framework implements Handle {
     return undefined;
   }
 
-  /**
-   * RunFilterPluginsWithNominatedPods: Filter runs first with the pods nominated to this node
-   * at the pod's priority or above added (it must not take the room they wait for), then — only
-   * if some were added and the first pass succeeded — again without them, since a filter like
-   * pod affinity may pass only because of a nominated pod that may yet land elsewhere.
-   */
+  /** RunFilterPluginsWithNominatedPods: see nominated-pods.ts. */
   runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
-    let status: Status | undefined;
-    let podsAdded = false;
-    for (let i = 0; i < 2; i++) {
-      let stateToUse = state;
-      let nodeInfoToUse = nodeInfo;
-      if (i === 0) {
-        const added = this.addGENominatedPods(pod, state, nodeInfo);
-        if (added instanceof Status) return added;
-        [podsAdded, stateToUse, nodeInfoToUse] = added;
-      } else if (!podsAdded || !isSuccess(status)) {
-        break;
-      }
-      status = this.runFilterPlugins(stateToUse, pod, nodeInfoToUse);
-      if (!isSuccess(status) && !isRejected(status)) return status;
-    }
-    return status;
+    return runFilterPluginsWithNominatedPods(this, state, pod, nodeInfo);
   }
-
-  /** addGENominatedPods: copies of state and nodeInfo with the ≥-priority nominated pods added. */
-  private addGENominatedPods(
-    pod: Pod,
-    state: CycleState,
-    nodeInfo: NodeInfo,
-  ): [boolean, CycleState, NodeInfo] | Status {
-    const nominated = this.opts.podNominator?.nominatedPodsForNode(nodeInfo.nodeName()) ?? [];
-    if (nominated.length === 0) return [false, state, nodeInfo];
-    const nodeInfoOut = nodeInfo.snapshot();
-    const stateOut = state.clone();
-    let podsAdded = false;
-    const priority = pod.spec.priority ?? 0;
-    for (const pi of nominated) {
-      if ((pi.pod.spec.priority ?? 0) < priority || pi.pod.metadata.uid === pod.metadata.uid) continue;
-      nodeInfoOut.addPodInfo(pi);
-      const s = this.runPreFilterExtensionAddPod(stateOut, pod, pi, nodeInfoOut);
-      if (!isSuccess(s)) return s!;
-      podsAdded = true;
-    }
-    return [podsAdded, stateOut, nodeInfoOut];
-  }
-  // #endregion nominated-pods
+  // #endregion prefilter-extensions
 
   /** RunPostFilterPlugins: the first success wins; otherwise every rejection's reasons. */
   runPostFilterPlugins(
