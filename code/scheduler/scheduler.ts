@@ -205,6 +205,8 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   // The frameworks are built before the queue (its order comes from their QueueSort); the
   // nominator is filled in once the queue exists, as upstream's SetPodNominator.
   const fwkOpts: FrameworkOptions = { snapshot, clock, clientSet: o.client, informerFactory };
+  // Metrics (issue 14, interpod2): the frameworks report extension-point and plugin durations.
+  fwkOpts.metricsRecorder = metrics;
   if (config.profiles.length === 0) throw new Error("at least one profile is required");
   const profiles = newMap(config.profiles, registry, fwkOpts);
   const fwks = [...profiles.values()];

@@ -30,6 +30,7 @@ import type { Clientset } from "../../../client/kubernetes/clientset.ts";
 import type { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
 import { type Clock, realClock } from "../../../client/util/clock.ts";
 import type { Snapshot } from "../../backend/cache/snapshot.ts";
+import { type FrameworkMetricsRecorder, pluginMetricsSamplePercent } from "../../metrics/metrics.ts";
 import type { CycleState } from "../cycle-state.ts";
 import type { NodeToStatus } from "../diagnosis.ts";
 import {
@@ -60,6 +61,7 @@ import {
   asError,
   asStatus,
   Code,
+  codeOf,
   isRejected,
   isSkip,
   isSuccess,
@@ -89,6 +91,12 @@ export interface FrameworkOptions {
   clientSet?: Clientset;
   informerFactory?: SharedInformerFactory;
   podNominator?: PodNominator;
+  // Metrics (issue 14, interpod2): the binary's recorder; absent in simulations unless a test sets it.
+  metricsRecorder?: FrameworkMetricsRecorder;
+  /** Seconds, for the durations (default performance.now()); tests inject a fake. */
+  metricsNow?: () => number;
+  /** Whether a new cycle times its plugin calls (default: pluginMetricsSamplePercent of cycles). */
+  samplePluginMetrics?: () => boolean;
 }
 
 export class Framework implements Handle {
@@ -208,6 +216,54 @@ export class Framework implements Handle {
   hasScorePlugins = () => this.scorePlugins.length > 0;
   // #endregion handle
 
+  // #region metrics
+  // Metrics (issue 14, interpod2): scheduler_framework_extension_point_duration_seconds for every
+  // run of an extension point, scheduler_plugin_execution_duration_seconds for each plugin call
+  // in sampled cycles. Without a recorder both cost one check.
+  private now(): number {
+    return this.opts.metricsNow ? this.opts.metricsNow() : performance.now() / 1000;
+  }
+
+  private observePoint(ep: string, s: Status | undefined, start: number): void {
+    this.opts.metricsRecorder?.observeExtensionPoint(
+      ep,
+      Code[codeOf(s)],
+      this.profileName,
+      this.now() - start,
+    );
+  }
+
+  /** Times one plugin call when the cycle is sampled (upstream's runXPlugin helpers). */
+  private timed<T>(
+    state: CycleState,
+    pl: Plugin,
+    ep: string,
+    call: () => T,
+    statusOf: (r: T) => Status | undefined,
+  ): T {
+    const rec = this.opts.metricsRecorder;
+    if (!rec || !state.recordPluginMetrics) return call();
+    const start = this.now();
+    const r = call();
+    rec.observePluginDuration(pl.name(), ep, Code[codeOf(statusOf(r))], this.now() - start);
+    return r;
+  }
+
+  private async timedAsync(
+    state: CycleState,
+    pl: Plugin,
+    ep: string,
+    call: () => Promise<Status | undefined>,
+  ): Promise<Status | undefined> {
+    const rec = this.opts.metricsRecorder;
+    if (!rec || !state.recordPluginMetrics) return call();
+    const start = this.now();
+    const s = await call();
+    rec.observePluginDuration(pl.name(), ep, Code[codeOf(s)], this.now() - start);
+    return s;
+  }
+  // #endregion metrics
+
   // #region filter
   /**
    * RunPreFilterPlugins: the merged result, the status, and the plugins that narrowed the nodes.
@@ -218,11 +274,33 @@ export class Framework implements Handle {
     state: CycleState,
     pod: Pod,
   ): [PreFilterResult | undefined, Status | undefined, Set<string>] {
+    // PreFilter opens the scheduling cycle: the sampling decision upstream's scheduleOne makes
+    // (its clones, for preemption, and the binding cycle share it).
+    if (this.opts.metricsRecorder) {
+      state.recordPluginMetrics =
+        this.opts.samplePluginMetrics?.() ?? Math.random() * 100 < pluginMetricsSamplePercent;
+    }
+    const start = this.now();
+    const r = this.preFilterPoint(state, pod);
+    this.observePoint("PreFilter", r[1], start);
+    return r;
+  }
+
+  private preFilterPoint(
+    state: CycleState,
+    pod: Pod,
+  ): [PreFilterResult | undefined, Status | undefined, Set<string>] {
     let result: PreFilterResult | undefined;
     let returnStatus: Status | undefined;
     const pluginsWithNodes: string[] = [];
     for (const pl of this.preFilterPlugins) {
-      const [r, s] = pl.preFilter(state, pod);
+      const [r, s] = this.timed(
+        state,
+        pl,
+        "PreFilter",
+        () => pl.preFilter(state, pod),
+        (x) => x[1],
+      );
       if (isSkip(s)) {
         state.skipFilterPlugins.add(pl.name());
         continue;
@@ -259,7 +337,13 @@ export class Framework implements Handle {
   runFilterPlugins(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
     for (const pl of this.filterPlugins) {
       if (state.skipFilterPlugins.has(pl.name())) continue;
-      const s = pl.filter(state, pod, nodeInfo);
+      const s = this.timed(
+        state,
+        pl,
+        "Filter",
+        () => pl.filter(state, pod, nodeInfo),
+        (x) => x,
+      );
       if (isSuccess(s)) continue;
       if (!isRejected(s)) return errorStatus(`running "${pl.name()}" filter plugin`, s).withPlugin(pl.name());
       return s!.withPlugin(pl.name());
@@ -281,7 +365,13 @@ export class Framework implements Handle {
     for (const pl of this.preFilterPlugins) {
       const ext = pl.preFilterExtensions?.();
       if (!ext || state.skipFilterPlugins.has(pl.name())) continue;
-      const s = ext.addPod(state, podToSchedule, podInfoToAdd, nodeInfo);
+      const s = this.timed(
+        state,
+        pl,
+        "PreFilterExtensionAddPod",
+        () => ext.addPod(state, podToSchedule, podInfoToAdd, nodeInfo),
+        (x) => x,
+      );
       if (!isSuccess(s)) return errorStatus(`running AddPod on PreFilter plugin "${pl.name()}"`, s);
     }
     return undefined;
@@ -297,7 +387,13 @@ export class Framework implements Handle {
     for (const pl of this.preFilterPlugins) {
       const ext = pl.preFilterExtensions?.();
       if (!ext || state.skipFilterPlugins.has(pl.name())) continue;
-      const s = ext.removePod(state, podToSchedule, podInfoToRemove, nodeInfo);
+      const s = this.timed(
+        state,
+        pl,
+        "PreFilterExtensionRemovePod",
+        () => ext.removePod(state, podToSchedule, podInfoToRemove, nodeInfo),
+        (x) => x,
+      );
       if (!isSuccess(s)) return errorStatus(`running RemovePod on PreFilter plugin "${pl.name()}"`, s);
     }
     return undefined;
@@ -315,11 +411,28 @@ export class Framework implements Handle {
     pod: Pod,
     m: NodeToStatus,
   ): [PostFilterResult | undefined, Status | undefined] {
+    const start = this.now();
+    const r = this.postFilterPoint(state, pod, m);
+    this.observePoint("PostFilter", r[1], start);
+    return r;
+  }
+
+  private postFilterPoint(
+    state: CycleState,
+    pod: Pod,
+    m: NodeToStatus,
+  ): [PostFilterResult | undefined, Status | undefined] {
     let result: PostFilterResult | undefined;
     const reasons: string[] = [];
     let rejector = "";
     for (const pl of this.postFilterPlugins) {
-      const [r, s] = pl.postFilter(state, pod, m);
+      const [r, s] = this.timed(
+        state,
+        pl,
+        "PostFilter",
+        () => pl.postFilter(state, pod, m),
+        (x) => x[1],
+      );
       if (isSuccess(s)) return [r, s];
       if (s!.code === Code.UnschedulableAndUnresolvable) return [r, s!.withPlugin(pl.name())];
       if (!isRejected(s)) return [undefined, errorStatus(`running PostFilter plugin "${pl.name()}"`, s)];
@@ -333,8 +446,21 @@ export class Framework implements Handle {
 
   // #region score
   runPreScorePlugins(state: CycleState, pod: Pod, nodes: NodeInfo[]): Status | undefined {
+    const start = this.now();
+    const s = this.preScorePoint(state, pod, nodes);
+    this.observePoint("PreScore", s, start);
+    return s;
+  }
+
+  private preScorePoint(state: CycleState, pod: Pod, nodes: NodeInfo[]): Status | undefined {
     for (const pl of this.preScorePlugins) {
-      const s = pl.preScore(state, pod, nodes);
+      const s = this.timed(
+        state,
+        pl,
+        "PreScore",
+        () => pl.preScore(state, pod, nodes),
+        (x) => x,
+      );
       if (isSkip(s)) {
         state.skipScorePlugins.add(pl.name());
         continue;
@@ -349,13 +475,30 @@ export class Framework implements Handle {
    * nodes, a range check, then × weight summed per node.
    */
   runScorePlugins(state: CycleState, pod: Pod, nodes: NodeInfo[]): [NodePluginScores[], Status | undefined] {
+    const start = this.now();
+    const r = this.scorePoint(state, pod, nodes);
+    this.observePoint("Score", r[1], start);
+    return r;
+  }
+
+  private scorePoint(
+    state: CycleState,
+    pod: Pod,
+    nodes: NodeInfo[],
+  ): [NodePluginScores[], Status | undefined] {
     const plugins = this.scorePlugins.filter((pl) => !state.skipScorePlugins.has(pl.name()));
     const result: NodePluginScores[] = nodes.map((n) => ({ name: n.nodeName(), scores: [], totalScore: 0 }));
     if (plugins.length === 0) return [result, undefined];
     const perPlugin: NodeScore[][] = plugins.map(() => []);
     for (const [j, pl] of plugins.entries()) {
       for (const n of nodes) {
-        const [score, s] = pl.score(state, pod, n);
+        const [score, s] = this.timed(
+          state,
+          pl,
+          "Score",
+          () => pl.score(state, pod, n),
+          (x) => x[1],
+        );
         if (!isSuccess(s)) {
           return [[], errorStatus(`running Score plugins: plugin "${pl.name()}" failed with`, s)];
         }
@@ -365,7 +508,13 @@ export class Framework implements Handle {
       if (state.explain) state.explain.recordScores(pl.name(), perPlugin[j]);
       const ext = pl.scoreExtensions();
       if (ext) {
-        const s = ext.normalizeScore(state, pod, perPlugin[j]);
+        const s = this.timed(
+          state,
+          pl,
+          "ScoreExtensionNormalize",
+          () => ext.normalizeScore(state, pod, perPlugin[j]),
+          (x) => x,
+        );
         if (!isSuccess(s)) {
           return [
             [],
@@ -392,8 +541,21 @@ export class Framework implements Handle {
 
   // #region reserve-permit
   runReservePluginsReserve(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
+    const start = this.now();
+    const s = this.reservePoint(state, pod, nodeName);
+    this.observePoint("Reserve", s, start);
+    return s;
+  }
+
+  private reservePoint(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
     for (const pl of this.reservePlugins) {
-      const s = pl.reserve(state, pod, nodeName);
+      const s = this.timed(
+        state,
+        pl,
+        "Reserve",
+        () => pl.reserve(state, pod, nodeName),
+        (x) => x,
+      );
       if (isSuccess(s)) continue;
       if (isRejected(s)) return s!.withPlugin(pl.name());
       return errorStatus(`running Reserve plugin "${pl.name()}"`, s).withPlugin(pl.name());
@@ -402,15 +564,38 @@ export class Framework implements Handle {
   }
 
   runReservePluginsUnreserve(state: CycleState, pod: Pod, nodeName: string): void {
-    for (let i = this.reservePlugins.length - 1; i >= 0; i--)
-      this.reservePlugins[i].unreserve(state, pod, nodeName);
+    const start = this.now();
+    for (let i = this.reservePlugins.length - 1; i >= 0; i--) {
+      const pl = this.reservePlugins[i];
+      this.timed(
+        state,
+        pl,
+        "Unreserve",
+        () => pl.unreserve(state, pod, nodeName),
+        () => undefined,
+      );
+    }
+    this.observePoint("Unreserve", undefined, start);
   }
 
   /** RunPermitPlugins: a rejection stops at once; any Wait makes the pod a WaitingPod. */
   runPermitPlugins(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
+    const start = this.now();
+    const s = this.permitPoint(state, pod, nodeName);
+    this.observePoint("Permit", s, start);
+    return s;
+  }
+
+  private permitPoint(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
     const waits = new Map<string, number>();
     for (const pl of this.permitPlugins) {
-      const [s, timeout] = pl.permit(state, pod, nodeName);
+      const [s, timeout] = this.timed(
+        state,
+        pl,
+        "Permit",
+        () => pl.permit(state, pod, nodeName),
+        (x) => x[0],
+      );
       if (isSuccess(s)) continue;
       if (isRejected(s)) return s!.withPlugin(pl.name());
       if (isWait(s)) {
@@ -444,8 +629,15 @@ export class Framework implements Handle {
 
   // #region bind
   async runPreBindPlugins(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
+    const start = this.now();
+    const s = await this.preBindPoint(state, pod, nodeName);
+    this.observePoint("PreBind", s, start);
+    return s;
+  }
+
+  private async preBindPoint(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
     for (const pl of this.preBindPlugins) {
-      const s = await pl.preBind(state, pod, nodeName);
+      const s = await this.timedAsync(state, pl, "PreBind", () => pl.preBind(state, pod, nodeName));
       if (isSuccess(s)) continue;
       if (isRejected(s)) return s!.withPlugin(pl.name());
       return errorStatus(`running PreBind plugin "${pl.name()}"`, s);
@@ -455,9 +647,16 @@ export class Framework implements Handle {
 
   /** RunBindPlugins: binders in order until one does not Skip; all Skip → Skip. */
   async runBindPlugins(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
+    const start = this.now();
+    const s = await this.bindPoint(state, pod, nodeName);
+    this.observePoint("Bind", s, start);
+    return s;
+  }
+
+  private async bindPoint(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
     let last: Status | undefined = newStatus(Code.Skip);
     for (const pl of this.bindPlugins) {
-      last = await pl.bind(state, pod, nodeName);
+      last = await this.timedAsync(state, pl, "Bind", () => pl.bind(state, pod, nodeName));
       if (isSkip(last)) continue;
       if (isSuccess(last)) return undefined;
       if (isRejected(last)) return last!.withPlugin(pl.name());
@@ -467,7 +666,16 @@ export class Framework implements Handle {
   }
 
   runPostBindPlugins(state: CycleState, pod: Pod, nodeName: string): void {
-    for (const pl of this.postBindPlugins) pl.postBind(state, pod, nodeName);
+    const start = this.now();
+    for (const pl of this.postBindPlugins)
+      this.timed(
+        state,
+        pl,
+        "PostBind",
+        () => pl.postBind(state, pod, nodeName),
+        () => undefined,
+      );
+    this.observePoint("PostBind", undefined, start);
   }
   // #endregion bind
 }
