@@ -39,7 +39,8 @@ import { PriorityQueue } from "./backend/queue/scheduling-queue.ts";
 import { addAllEventHandlers } from "./eventhandlers.ts";
 import { type NominatingInfo, NominatingMode, type PreEnqueuePlugin } from "./framework/interface.ts";
 import type { PodDisruptionBudget } from "./framework/preemption/preemption.ts"; // chapter 5: PDBs
-import type { Framework, FrameworkOptions, ProfileConfig, Registry } from "./framework/runtime/framework.ts";
+import type { Framework, FrameworkOptions } from "./framework/runtime/framework.ts";
+import type { ProfileConfig, Registry } from "./framework/runtime/registry.ts";
 import { SchedulerMetrics } from "./metrics/metrics.ts";
 import { DefaultSchedulerName, defaultProfile, newInTreeRegistry } from "./plugins/registry.ts";
 import { newMap } from "./profile/profile.ts";
@@ -237,6 +238,8 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
   // The frameworks are built before the queue (its order comes from their QueueSort); the
   // nominator is filled in once the queue exists, as upstream's SetPodNominator.
   const fwkOpts: FrameworkOptions = { snapshot, clock, clientSet: o.client, informerFactory };
+  // Metrics (issue 14, interpod2): the frameworks report extension-point and plugin durations.
+  fwkOpts.metricsRecorder = metrics;
   if (config.profiles.length === 0) throw new Error("at least one profile is required");
   const profiles = newMap(config.profiles, registry, fwkOpts);
   const fwks = [...profiles.values()];

@@ -3,6 +3,8 @@
  * pending gauge read from the queue at scrape time, and one registry per scheduler.
  */
 import { describe, expect, it } from "vitest";
+import { newSim } from "../testing/sim.ts";
+import { makeNode, makePod } from "../testing/wrappers.ts";
 import { exponentialBuckets, SchedulerMetrics } from "./metrics.ts";
 
 describe("SchedulerMetrics", () => {
@@ -62,5 +64,59 @@ describe("SchedulerMetrics", () => {
     expect(text).toContain('scheduler_queue_incoming_pods_total{queue="active",event="PodAdd"} 2');
     expect(text).toContain('scheduler_queue_incoming_pods_total{queue="backoff",event="NodeAdd"} 1');
     expect(await b.text()).not.toContain('event="PodAdd"');
+  });
+});
+
+describe("framework metrics after scheduling cycles", () => {
+  it("every extension point is observed per cycle; plugin calls only in sampled cycles", async () => {
+    const m = new SchedulerMetrics();
+    // Sampling injected: the first cycle is timed plugin by plugin, the next two are not.
+    const samples = [true, false, false];
+    let t = 0;
+    const sim = newSim({
+      nodes: [
+        makeNode("n1", { allocatable: { cpu: "1", memory: "1Gi", pods: "10" } }),
+        makeNode("n2", { allocatable: { cpu: "1", memory: "1Gi", pods: "10" } }),
+      ],
+      frameworkMetrics: {
+        metricsRecorder: m,
+        metricsNow: () => (t += 0.00005),
+        samplePluginMetrics: () => samples.shift() ?? false,
+      },
+    });
+    sim.add(makePod("a", { requests: [{ cpu: "100m" }] }));
+    sim.add(makePod("b", { requests: [{ cpu: "100m" }] }));
+    // Fits nowhere (2 CPUs on 1-CPU nodes): Filter rejects both nodes, PostFilter cannot help.
+    sim.add(makePod("huge", { requests: [{ cpu: "2" }] }));
+    await sim.drain();
+    expect(sim.bound.map((b) => b.pod.metadata.name).sort()).toEqual(["a", "b"]);
+    const text = await m.text();
+    const count = (series: string, labels: string) => {
+      const line = text.split("\n").find((l) => l.startsWith(`${series}_count{${labels}}`));
+      return line === undefined ? undefined : Number(line.split(" ").pop());
+    };
+    const ep = "scheduler_framework_extension_point_duration_seconds";
+    const prof = 'profile="default-scheduler"';
+    expect(text).toContain(`# TYPE ${ep} histogram`);
+    // Three cycles reach PreFilter; the two that fit go on to PreScore…PostBind, "huge" to PostFilter.
+    expect(count(ep, `extension_point="PreFilter",status="Success",${prof}`)).toBe(3);
+    expect(count(ep, `extension_point="PostFilter",status="Unschedulable",${prof}`)).toBe(1);
+    for (const point of ["PreScore", "Score", "Reserve", "Permit", "PreBind", "Bind", "PostBind"])
+      expect(count(ep, `extension_point="${point}",status="Success",${prof}`), point).toBe(2);
+    // Filter runs per node: upstream has no extension-point series for it.
+    expect(text).not.toContain('extension_point="Filter",status="Success",profile');
+    // 0.1 ms doubling: 12 buckets, the first 0.0001, then +Inf.
+    expect(text).toContain(`${ep}_bucket{le="0.0001",extension_point="PreFilter",status="Success",${prof}}`);
+    expect(text).toContain(`${ep}_bucket{le="0.2048",extension_point="PreFilter",status="Success",${prof}}`);
+
+    const pl = "scheduler_plugin_execution_duration_seconds";
+    expect(text).toContain(`# TYPE ${pl} histogram`);
+    // Only the first cycle (pod "a", 2 nodes) was sampled: NodeResourcesFit's Filter ran twice,
+    // its PreFilter and DefaultBinder's Bind once each.
+    expect(count(pl, 'plugin="NodeResourcesFit",extension_point="Filter",status="Success"')).toBe(2);
+    expect(count(pl, 'plugin="NodeResourcesFit",extension_point="PreFilter",status="Success"')).toBe(1);
+    expect(count(pl, 'plugin="DefaultBinder",extension_point="Bind",status="Success"')).toBe(1);
+    // "huge" was not sampled: no Unschedulable plugin call is on record.
+    expect(text).not.toContain('extension_point="Filter",status="Unschedulable"');
   });
 });

@@ -18,7 +18,7 @@
  *   VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone) are absent, not stubbed.
  */
 import type { NodeAffinityArgs } from "../apis/config/types-pluginargs.ts";
-import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/framework.ts";
+import type { PluginFactory, PluginRef, ProfileConfig, Registry } from "../framework/runtime/registry.ts";
 import { type BindFunc, DefaultBinder, Name as DefaultBinderName } from "./defaultbinder/default-binder.ts";
 import {
   DefaultPreemption,

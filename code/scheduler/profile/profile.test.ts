@@ -4,7 +4,7 @@ import { setDefaults } from "../apis/config/defaults.ts";
 import { loadConfig, loadConfigFromFile } from "../apis/config/load.ts";
 import { Snapshot } from "../backend/cache/snapshot.ts";
 import type { QueueSortPlugin } from "../framework/interface.ts";
-import type { Registry } from "../framework/runtime/framework.ts";
+import type { Registry } from "../framework/runtime/registry.ts";
 import { newInTreeRegistry } from "../plugins/registry.ts";
 import { newSim } from "../testing/sim.ts";
 import { makeNode, makePod } from "../testing/wrappers.ts";

@@ -20,7 +20,8 @@ import { aggregateMessage } from "../../api/field-errors.ts";
 import type { ProfileConfig } from "../apis/config/types.ts";
 import type { NodeResourcesFitArgs } from "../apis/config/types-pluginargs.ts";
 import { validateNodeResourcesFitArgs } from "../apis/config/validation-pluginargs.ts";
-import { Framework, type FrameworkOptions, type Registry } from "../framework/runtime/framework.ts";
+import { Framework, type FrameworkOptions } from "../framework/runtime/framework.ts";
+import type { Registry } from "../framework/runtime/registry.ts";
 
 /** A profile the scheduler cannot start with; the message is upstream's. */
 export class ProfileError extends Error {

@@ -28,7 +28,8 @@ import type { ExplainResult } from "../explain.ts";
 import { AssignedPodDelete } from "../framework/events.ts";
 import { NominatingMode, type PodNominator, type PreEnqueuePlugin } from "../framework/interface.ts";
 import type { PodDisruptionBudget } from "../framework/preemption/preemption.ts";
-import { Framework, type ProfileConfig, type Registry } from "../framework/runtime/framework.ts";
+import { Framework, type FrameworkOptions } from "../framework/runtime/framework.ts";
+import type { ProfileConfig, Registry } from "../framework/runtime/registry.ts";
 import type { BindFunc } from "../plugins/defaultbinder/default-binder.ts";
 import type {
   DefaultPreemption,
@@ -56,6 +57,8 @@ export interface SimOptions {
   pdbs?: PodDisruptionBudget[];
   /** DefaultPreemption's victim selection core (exercise 5.6). */
   selectVictims?: SelectVictimsFunc;
+  // Metrics (issue 14, interpod2): the framework's recorder, clock and sampling.
+  frameworkMetrics?: Pick<FrameworkOptions, "metricsRecorder" | "metricsNow" | "samplePluginMetrics">;
 }
 
 export interface Sim {
@@ -161,6 +164,7 @@ export function newSim(o: SimOptions = {}): Sim {
     clock,
     podNominator: nominator,
     informerFactory: o.informerFactory,
+    ...o.frameworkMetrics,
   });
   const queue = new PriorityQueue(fwk.queueSortPlugins[0].less, {
     clock,

@@ -19,7 +19,7 @@
  *   reported under `decoding .profiles[i].pluginConfig[j]: … decoding args for plugin <name>`;
  *   args of a plugin without an args kind are not looked into.
  */
-import { extensionPoints } from "../../framework/runtime/framework.ts";
+import { extensionPoints } from "../../framework/runtime/registry.ts";
 import type { KubeSchedulerConfigurationV1 } from "./types.ts";
 
 // #region schemas

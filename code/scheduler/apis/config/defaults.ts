@@ -22,7 +22,7 @@
  * - a plugin enabled anywhere in the merged profile that has an args kind gets a pluginConfig
  *   entry (appended in name order, after the file's own entries).
  */
-import { extensionPoints } from "../../framework/runtime/framework.ts";
+import { extensionPoints } from "../../framework/runtime/registry.ts";
 import { DefaultSchedulerName, defaultMultiPoint } from "../../plugins/registry.ts";
 import {
   DefaultPercentageOfNodesToScore,

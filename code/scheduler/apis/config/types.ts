@@ -19,7 +19,7 @@
  */
 
 import type { LeaderElectionConfiguration } from "../../../leaderelection/config.ts";
-import type { PluginRef, PluginSet, ProfileConfig } from "../../framework/runtime/framework.ts";
+import type { PluginRef, PluginSet, ProfileConfig } from "../../framework/runtime/registry.ts";
 
 export type { PluginRef, PluginSet, ProfileConfig };
 

@@ -35,7 +35,7 @@ import type { CycleState } from "../cycle-state.ts";
 import { Diagnosis, FitError, type NodeToStatus } from "../diagnosis.ts";
 import { NominatingMode, type PostFilterResult } from "../interface.ts";
 import type { NodeInfo } from "../node-info.ts";
-import type { Handle } from "../runtime/framework.ts";
+import type { Handle } from "../runtime/registry.ts";
 import { asError, asStatus, Code, isSuccess, newStatus, type Status } from "../status.ts";
 
 // #region types

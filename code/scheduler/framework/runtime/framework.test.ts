@@ -10,7 +10,8 @@ import { CycleState } from "../cycle-state.ts";
 import type { NodeScore, Plugin } from "../interface.ts";
 import { NodeInfo } from "../node-info.ts";
 import { asStatus, Code, codeOf, newStatus, type Status } from "../status.ts";
-import { Framework, type ProfileConfig, type Registry } from "./framework.ts";
+import { Framework } from "./framework.ts";
+import type { ProfileConfig, Registry } from "./registry.ts";
 
 const log: string[] = [];
 

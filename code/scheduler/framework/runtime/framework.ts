@@ -3,8 +3,7 @@
  * configuration, and the Run…Plugins functions the scheduling and binding cycles call.
  *
  * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (frameworkImpl, NewFramework, RunPreFilterPlugins, RunFilterPlugins, RunPostFilterPlugins, RunPreScorePlugins, RunScorePlugins, RunReservePluginsReserve, RunReservePluginsUnreserve, RunPermitPlugins, WaitOnPermit, RunPreBindPlugins, RunBindPlugins, RunPostBindPlugins, maxTimeout)
- * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (RunPreFilterExtensionAddPod, RunPreFilterExtensionRemovePod, RunFilterPluginsWithNominatedPods, addGENominatedPods)
- * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/registry.go (Registry, PluginFactory)
+ * @upstream kubernetes/kubernetes pkg/scheduler/framework/runtime/framework.go (RunPreFilterExtensionAddPod, RunPreFilterExtensionRemovePod)
  * @chapter 05-scheduler
  *
  * Solves: every policy of the scheduler is a plugin; the runtime's job is the order and the
@@ -22,12 +21,16 @@
  * - Unreserve runs in reverse order of Reserve, for every Reserve plugin (even those after the
  *   failing one: Unreserve must be idempotent).
  * - a Permit wait is capped at 15 minutes; a pod waits on the injected clock.
+ *
+ * The configuration types and the plugin registry are in registry.ts; Filter with nominated
+ * pods is in nominated-pods.ts.
  */
 import type { Pod } from "../../../api/core.ts";
 import type { Clientset } from "../../../client/kubernetes/clientset.ts";
 import type { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
 import { type Clock, realClock } from "../../../client/util/clock.ts";
 import type { Snapshot } from "../../backend/cache/snapshot.ts";
+import { type FrameworkMetricsRecorder, pluginMetricsSamplePercent } from "../../metrics/metrics.ts";
 import type { CycleState } from "../cycle-state.ts";
 import type { NodeToStatus } from "../diagnosis.ts";
 import {
@@ -58,104 +61,29 @@ import {
   asError,
   asStatus,
   Code,
+  codeOf,
   isRejected,
   isSkip,
   isSuccess,
   isWait,
   newStatus,
-  Status,
+  type Status,
 } from "../status.ts";
 import type { PodInfo } from "../types.ts";
+import { runFilterPluginsWithNominatedPods } from "./nominated-pods.ts";
+import {
+  type ExtensionPoint,
+  extensionPoints,
+  type Handle,
+  hookOf,
+  type PluginRef,
+  type ProfileConfig,
+  type Registry,
+} from "./registry.ts";
 import { WaitingPod, WaitingPodsMap } from "./waiting-pods-map.ts";
 
 /** maxTimeout: the longest a Permit plugin may make a pod wait. */
 export const maxPermitTimeout = 15 * 60_000;
-
-// #region config
-export const extensionPoints = [
-  "preEnqueue",
-  "queueSort",
-  "preFilter",
-  "filter",
-  "postFilter",
-  "preScore",
-  "score",
-  "reserve",
-  "permit",
-  "preBind",
-  "bind",
-  "postBind",
-] as const;
-export type ExtensionPoint = (typeof extensionPoints)[number];
-
-/** The method that tells whether a plugin implements an extension point. */
-const hookOf: Record<ExtensionPoint, string> = {
-  preEnqueue: "preEnqueue",
-  queueSort: "less",
-  preFilter: "preFilter",
-  filter: "filter",
-  postFilter: "postFilter",
-  preScore: "preScore",
-  score: "score",
-  reserve: "reserve",
-  permit: "permit",
-  preBind: "preBind",
-  bind: "bind",
-  postBind: "postBind",
-};
-
-export interface PluginRef {
-  name: string;
-  weight?: number;
-}
-
-export interface PluginSet {
-  enabled?: PluginRef[];
-  /** `{ name: "*" }` disables every multiPoint plugin at this point. */
-  disabled?: { name: string }[];
-}
-
-/** A profile as KubeSchedulerConfiguration's `profiles[]` entry says it. */
-export interface ProfileConfig {
-  schedulerName: string;
-  plugins: Partial<Record<ExtensionPoint | "multiPoint", PluginSet>>;
-  pluginConfig?: { name: string; args: unknown }[];
-  /** 0 or absent: the adaptive default. */
-  percentageOfNodesToScore?: number;
-}
-
-/** Handle: what a plugin may use of its framework (its snapshot, the waiting pods, the clock). */
-export interface Handle {
-  snapshotSharedLister(): Snapshot;
-  getWaitingPod(uid: string): WaitingPod | undefined;
-  iterateOverWaitingPods(fn: (wp: WaitingPod) => void): void;
-  rejectWaitingPod(uid: string): boolean;
-  clock: Clock;
-  /** The binary's API client (preemption deletes victims with it); undefined in a simulation. */
-  clientSet(): Clientset | undefined;
-  /** The binary's informers (listers for Services, PDBs, namespaces…); undefined in a simulation. */
-  sharedInformerFactory(): SharedInformerFactory | undefined;
-  /** Who is nominated to which node: the scheduling queue's nominator. */
-  podNominator(): PodNominator | undefined;
-  // Preemption (issue 14): the framework's runners a PostFilter plugin drives on copies.
-  runPreFilterExtensionAddPod(
-    state: CycleState,
-    pod: Pod,
-    podInfoToAdd: PodInfo,
-    nodeInfo: NodeInfo,
-  ): Status | undefined;
-  runPreFilterExtensionRemovePod(
-    state: CycleState,
-    pod: Pod,
-    podInfoToRemove: PodInfo,
-    nodeInfo: NodeInfo,
-  ): Status | undefined;
-  runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined;
-}
-
-export type PluginFactory = (args: unknown, handle: Handle) => Plugin;
-export type Registry = Map<string, PluginFactory>;
-// #endregion config
 
 export interface FrameworkOptions {
   snapshot: Snapshot;
@@ -163,6 +91,12 @@ export interface FrameworkOptions {
   clientSet?: Clientset;
   informerFactory?: SharedInformerFactory;
   podNominator?: PodNominator;
+  // Metrics (issue 14, interpod2): the binary's recorder; absent in simulations unless a test sets it.
+  metricsRecorder?: FrameworkMetricsRecorder;
+  /** Seconds, for the durations (default performance.now()); tests inject a fake. */
+  metricsNow?: () => number;
+  /** Whether a new cycle times its plugin calls (default: pluginMetricsSamplePercent of cycles). */
+  samplePluginMetrics?: () => boolean;
 }
 
 export class Framework implements Handle {
@@ -282,6 +216,54 @@ export class Framework implements Handle {
   hasScorePlugins = () => this.scorePlugins.length > 0;
   // #endregion handle
 
+  // #region metrics
+  // Metrics (issue 14, interpod2): scheduler_framework_extension_point_duration_seconds for every
+  // run of an extension point, scheduler_plugin_execution_duration_seconds for each plugin call
+  // in sampled cycles. Without a recorder both cost one check.
+  private now(): number {
+    return this.opts.metricsNow ? this.opts.metricsNow() : performance.now() / 1000;
+  }
+
+  private observePoint(ep: string, s: Status | undefined, start: number): void {
+    this.opts.metricsRecorder?.observeExtensionPoint(
+      ep,
+      Code[codeOf(s)],
+      this.profileName,
+      this.now() - start,
+    );
+  }
+
+  /** Times one plugin call when the cycle is sampled (upstream's runXPlugin helpers). */
+  private timed<T>(
+    state: CycleState,
+    pl: Plugin,
+    ep: string,
+    call: () => T,
+    statusOf: (r: T) => Status | undefined,
+  ): T {
+    const rec = this.opts.metricsRecorder;
+    if (!rec || !state.recordPluginMetrics) return call();
+    const start = this.now();
+    const r = call();
+    rec.observePluginDuration(pl.name(), ep, Code[codeOf(statusOf(r))], this.now() - start);
+    return r;
+  }
+
+  private async timedAsync(
+    state: CycleState,
+    pl: Plugin,
+    ep: string,
+    call: () => Promise<Status | undefined>,
+  ): Promise<Status | undefined> {
+    const rec = this.opts.metricsRecorder;
+    if (!rec || !state.recordPluginMetrics) return call();
+    const start = this.now();
+    const s = await call();
+    rec.observePluginDuration(pl.name(), ep, Code[codeOf(s)], this.now() - start);
+    return s;
+  }
+  // #endregion metrics
+
   // #region filter
   /**
    * RunPreFilterPlugins: the merged result, the status, and the plugins that narrowed the nodes.
@@ -292,11 +274,33 @@ export class Framework implements Handle {
     state: CycleState,
     pod: Pod,
   ): [PreFilterResult | undefined, Status | undefined, Set<string>] {
+    // PreFilter opens the scheduling cycle: the sampling decision upstream's scheduleOne makes
+    // (its clones, for preemption, and the binding cycle share it).
+    if (this.opts.metricsRecorder) {
+      state.recordPluginMetrics =
+        this.opts.samplePluginMetrics?.() ?? Math.random() * 100 < pluginMetricsSamplePercent;
+    }
+    const start = this.now();
+    const r = this.preFilterPoint(state, pod);
+    this.observePoint("PreFilter", r[1], start);
+    return r;
+  }
+
+  private preFilterPoint(
+    state: CycleState,
+    pod: Pod,
+  ): [PreFilterResult | undefined, Status | undefined, Set<string>] {
     let result: PreFilterResult | undefined;
     let returnStatus: Status | undefined;
     const pluginsWithNodes: string[] = [];
     for (const pl of this.preFilterPlugins) {
-      const [r, s] = pl.preFilter(state, pod);
+      const [r, s] = this.timed(
+        state,
+        pl,
+        "PreFilter",
+        () => pl.preFilter(state, pod),
+        (x) => x[1],
+      );
       if (isSkip(s)) {
         state.skipFilterPlugins.add(pl.name());
         continue;
@@ -333,7 +337,13 @@ export class Framework implements Handle {
   runFilterPlugins(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
     for (const pl of this.filterPlugins) {
       if (state.skipFilterPlugins.has(pl.name())) continue;
-      const s = pl.filter(state, pod, nodeInfo);
+      const s = this.timed(
+        state,
+        pl,
+        "Filter",
+        () => pl.filter(state, pod, nodeInfo),
+        (x) => x,
+      );
       if (isSuccess(s)) continue;
       if (!isRejected(s)) return errorStatus(`running "${pl.name()}" filter plugin`, s).withPlugin(pl.name());
       return s!.withPlugin(pl.name());
@@ -341,9 +351,9 @@ export class Framework implements Handle {
     return undefined;
   }
 
-  // #region nominated-pods
-  // Preemption and nominated pods (issue 14, preemption): the PreFilterExtensions runners and
-  // Filter with the pods nominated to the node counted as if they were already there.
+  // #region prefilter-extensions
+  // Preemption and nominated pods (issue 14, preemption): the PreFilterExtensions runners, which
+  // preemption and nominated-pods.ts drive on copies of a node.
 
   /** RunPreFilterExtensionAddPod: every PreFilter plugin with extensions (and not skipped) sees the pod added. */
   runPreFilterExtensionAddPod(
@@ -355,7 +365,13 @@ export class Framework implements Handle {
     for (const pl of this.preFilterPlugins) {
       const ext = pl.preFilterExtensions?.();
       if (!ext || state.skipFilterPlugins.has(pl.name())) continue;
-      const s = ext.addPod(state, podToSchedule, podInfoToAdd, nodeInfo);
+      const s = this.timed(
+        state,
+        pl,
+        "PreFilterExtensionAddPod",
+        () => ext.addPod(state, podToSchedule, podInfoToAdd, nodeInfo),
+        (x) => x,
+      );
       if (!isSuccess(s)) return errorStatus(`running AddPod on PreFilter plugin "${pl.name()}"`, s);
     }
     return undefined;
@@ -371,62 +387,37 @@ export class Framework implements Handle {
     for (const pl of this.preFilterPlugins) {
       const ext = pl.preFilterExtensions?.();
       if (!ext || state.skipFilterPlugins.has(pl.name())) continue;
-      const s = ext.removePod(state, podToSchedule, podInfoToRemove, nodeInfo);
+      const s = this.timed(
+        state,
+        pl,
+        "PreFilterExtensionRemovePod",
+        () => ext.removePod(state, podToSchedule, podInfoToRemove, nodeInfo),
+        (x) => x,
+      );
       if (!isSuccess(s)) return errorStatus(`running RemovePod on PreFilter plugin "${pl.name()}"`, s);
     }
     return undefined;
   }
 
-  /**
-   * RunFilterPluginsWithNominatedPods: Filter runs first with the pods nominated to this node
-   * at the pod's priority or above added (it must not take the room they wait for), then — only
-   * if some were added and the first pass succeeded — again without them, since a filter like
-   * pod affinity may pass only because of a nominated pod that may yet land elsewhere.
-   */
+  /** RunFilterPluginsWithNominatedPods: see nominated-pods.ts. */
   runFilterPluginsWithNominatedPods(state: CycleState, pod: Pod, nodeInfo: NodeInfo): Status | undefined {
-    let status: Status | undefined;
-    let podsAdded = false;
-    for (let i = 0; i < 2; i++) {
-      let stateToUse = state;
-      let nodeInfoToUse = nodeInfo;
-      if (i === 0) {
-        const added = this.addGENominatedPods(pod, state, nodeInfo);
-        if (added instanceof Status) return added;
-        [podsAdded, stateToUse, nodeInfoToUse] = added;
-      } else if (!podsAdded || !isSuccess(status)) {
-        break;
-      }
-      status = this.runFilterPlugins(stateToUse, pod, nodeInfoToUse);
-      if (!isSuccess(status) && !isRejected(status)) return status;
-    }
-    return status;
+    return runFilterPluginsWithNominatedPods(this, state, pod, nodeInfo);
   }
-
-  /** addGENominatedPods: copies of state and nodeInfo with the ≥-priority nominated pods added. */
-  private addGENominatedPods(
-    pod: Pod,
-    state: CycleState,
-    nodeInfo: NodeInfo,
-  ): [boolean, CycleState, NodeInfo] | Status {
-    const nominated = this.opts.podNominator?.nominatedPodsForNode(nodeInfo.nodeName()) ?? [];
-    if (nominated.length === 0) return [false, state, nodeInfo];
-    const nodeInfoOut = nodeInfo.snapshot();
-    const stateOut = state.clone();
-    let podsAdded = false;
-    const priority = pod.spec.priority ?? 0;
-    for (const pi of nominated) {
-      if ((pi.pod.spec.priority ?? 0) < priority || pi.pod.metadata.uid === pod.metadata.uid) continue;
-      nodeInfoOut.addPodInfo(pi);
-      const s = this.runPreFilterExtensionAddPod(stateOut, pod, pi, nodeInfoOut);
-      if (!isSuccess(s)) return s!;
-      podsAdded = true;
-    }
-    return [podsAdded, stateOut, nodeInfoOut];
-  }
-  // #endregion nominated-pods
+  // #endregion prefilter-extensions
 
   /** RunPostFilterPlugins: the first success wins; otherwise every rejection's reasons. */
   runPostFilterPlugins(
+    state: CycleState,
+    pod: Pod,
+    m: NodeToStatus,
+  ): [PostFilterResult | undefined, Status | undefined] {
+    const start = this.now();
+    const r = this.postFilterPoint(state, pod, m);
+    this.observePoint("PostFilter", r[1], start);
+    return r;
+  }
+
+  private postFilterPoint(
     state: CycleState,
     pod: Pod,
     m: NodeToStatus,
@@ -435,7 +426,13 @@ export class Framework implements Handle {
     const reasons: string[] = [];
     let rejector = "";
     for (const pl of this.postFilterPlugins) {
-      const [r, s] = pl.postFilter(state, pod, m);
+      const [r, s] = this.timed(
+        state,
+        pl,
+        "PostFilter",
+        () => pl.postFilter(state, pod, m),
+        (x) => x[1],
+      );
       if (isSuccess(s)) return [r, s];
       if (s!.code === Code.UnschedulableAndUnresolvable) return [r, s!.withPlugin(pl.name())];
       if (!isRejected(s)) return [undefined, errorStatus(`running PostFilter plugin "${pl.name()}"`, s)];
@@ -449,8 +446,21 @@ export class Framework implements Handle {
 
   // #region score
   runPreScorePlugins(state: CycleState, pod: Pod, nodes: NodeInfo[]): Status | undefined {
+    const start = this.now();
+    const s = this.preScorePoint(state, pod, nodes);
+    this.observePoint("PreScore", s, start);
+    return s;
+  }
+
+  private preScorePoint(state: CycleState, pod: Pod, nodes: NodeInfo[]): Status | undefined {
     for (const pl of this.preScorePlugins) {
-      const s = pl.preScore(state, pod, nodes);
+      const s = this.timed(
+        state,
+        pl,
+        "PreScore",
+        () => pl.preScore(state, pod, nodes),
+        (x) => x,
+      );
       if (isSkip(s)) {
         state.skipScorePlugins.add(pl.name());
         continue;
@@ -465,13 +475,30 @@ export class Framework implements Handle {
    * nodes, a range check, then × weight summed per node.
    */
   runScorePlugins(state: CycleState, pod: Pod, nodes: NodeInfo[]): [NodePluginScores[], Status | undefined] {
+    const start = this.now();
+    const r = this.scorePoint(state, pod, nodes);
+    this.observePoint("Score", r[1], start);
+    return r;
+  }
+
+  private scorePoint(
+    state: CycleState,
+    pod: Pod,
+    nodes: NodeInfo[],
+  ): [NodePluginScores[], Status | undefined] {
     const plugins = this.scorePlugins.filter((pl) => !state.skipScorePlugins.has(pl.name()));
     const result: NodePluginScores[] = nodes.map((n) => ({ name: n.nodeName(), scores: [], totalScore: 0 }));
     if (plugins.length === 0) return [result, undefined];
     const perPlugin: NodeScore[][] = plugins.map(() => []);
     for (const [j, pl] of plugins.entries()) {
       for (const n of nodes) {
-        const [score, s] = pl.score(state, pod, n);
+        const [score, s] = this.timed(
+          state,
+          pl,
+          "Score",
+          () => pl.score(state, pod, n),
+          (x) => x[1],
+        );
         if (!isSuccess(s)) {
           return [[], errorStatus(`running Score plugins: plugin "${pl.name()}" failed with`, s)];
         }
@@ -481,7 +508,13 @@ export class Framework implements Handle {
       if (state.explain) state.explain.recordScores(pl.name(), perPlugin[j]);
       const ext = pl.scoreExtensions();
       if (ext) {
-        const s = ext.normalizeScore(state, pod, perPlugin[j]);
+        const s = this.timed(
+          state,
+          pl,
+          "ScoreExtensionNormalize",
+          () => ext.normalizeScore(state, pod, perPlugin[j]),
+          (x) => x,
+        );
         if (!isSuccess(s)) {
           return [
             [],
@@ -508,8 +541,21 @@ export class Framework implements Handle {
 
   // #region reserve-permit
   runReservePluginsReserve(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
+    const start = this.now();
+    const s = this.reservePoint(state, pod, nodeName);
+    this.observePoint("Reserve", s, start);
+    return s;
+  }
+
+  private reservePoint(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
     for (const pl of this.reservePlugins) {
-      const s = pl.reserve(state, pod, nodeName);
+      const s = this.timed(
+        state,
+        pl,
+        "Reserve",
+        () => pl.reserve(state, pod, nodeName),
+        (x) => x,
+      );
       if (isSuccess(s)) continue;
       if (isRejected(s)) return s!.withPlugin(pl.name());
       return errorStatus(`running Reserve plugin "${pl.name()}"`, s).withPlugin(pl.name());
@@ -518,15 +564,38 @@ export class Framework implements Handle {
   }
 
   runReservePluginsUnreserve(state: CycleState, pod: Pod, nodeName: string): void {
-    for (let i = this.reservePlugins.length - 1; i >= 0; i--)
-      this.reservePlugins[i].unreserve(state, pod, nodeName);
+    const start = this.now();
+    for (let i = this.reservePlugins.length - 1; i >= 0; i--) {
+      const pl = this.reservePlugins[i];
+      this.timed(
+        state,
+        pl,
+        "Unreserve",
+        () => pl.unreserve(state, pod, nodeName),
+        () => undefined,
+      );
+    }
+    this.observePoint("Unreserve", undefined, start);
   }
 
   /** RunPermitPlugins: a rejection stops at once; any Wait makes the pod a WaitingPod. */
   runPermitPlugins(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
+    const start = this.now();
+    const s = this.permitPoint(state, pod, nodeName);
+    this.observePoint("Permit", s, start);
+    return s;
+  }
+
+  private permitPoint(state: CycleState, pod: Pod, nodeName: string): Status | undefined {
     const waits = new Map<string, number>();
     for (const pl of this.permitPlugins) {
-      const [s, timeout] = pl.permit(state, pod, nodeName);
+      const [s, timeout] = this.timed(
+        state,
+        pl,
+        "Permit",
+        () => pl.permit(state, pod, nodeName),
+        (x) => x[0],
+      );
       if (isSuccess(s)) continue;
       if (isRejected(s)) return s!.withPlugin(pl.name());
       if (isWait(s)) {
@@ -560,8 +629,15 @@ export class Framework implements Handle {
 
   // #region bind
   async runPreBindPlugins(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
+    const start = this.now();
+    const s = await this.preBindPoint(state, pod, nodeName);
+    this.observePoint("PreBind", s, start);
+    return s;
+  }
+
+  private async preBindPoint(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
     for (const pl of this.preBindPlugins) {
-      const s = await pl.preBind(state, pod, nodeName);
+      const s = await this.timedAsync(state, pl, "PreBind", () => pl.preBind(state, pod, nodeName));
       if (isSuccess(s)) continue;
       if (isRejected(s)) return s!.withPlugin(pl.name());
       return errorStatus(`running PreBind plugin "${pl.name()}"`, s);
@@ -571,9 +647,16 @@ export class Framework implements Handle {
 
   /** RunBindPlugins: binders in order until one does not Skip; all Skip → Skip. */
   async runBindPlugins(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
+    const start = this.now();
+    const s = await this.bindPoint(state, pod, nodeName);
+    this.observePoint("Bind", s, start);
+    return s;
+  }
+
+  private async bindPoint(state: CycleState, pod: Pod, nodeName: string): Promise<Status | undefined> {
     let last: Status | undefined = newStatus(Code.Skip);
     for (const pl of this.bindPlugins) {
-      last = await pl.bind(state, pod, nodeName);
+      last = await this.timedAsync(state, pl, "Bind", () => pl.bind(state, pod, nodeName));
       if (isSkip(last)) continue;
       if (isSuccess(last)) return undefined;
       if (isRejected(last)) return last!.withPlugin(pl.name());
@@ -583,7 +666,16 @@ export class Framework implements Handle {
   }
 
   runPostBindPlugins(state: CycleState, pod: Pod, nodeName: string): void {
-    for (const pl of this.postBindPlugins) pl.postBind(state, pod, nodeName);
+    const start = this.now();
+    for (const pl of this.postBindPlugins)
+      this.timed(
+        state,
+        pl,
+        "PostBind",
+        () => pl.postBind(state, pod, nodeName),
+        () => undefined,
+      );
+    this.observePoint("PostBind", undefined, start);
   }
   // #endregion bind
 }

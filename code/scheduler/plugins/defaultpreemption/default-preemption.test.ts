@@ -8,7 +8,7 @@ import type { CycleState, StateData } from "../../framework/cycle-state.ts";
 import { NominatingMode } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
 import type { PodDisruptionBudget } from "../../framework/preemption/preemption.ts";
-import type { Handle, ProfileConfig } from "../../framework/runtime/framework.ts";
+import type { Handle, ProfileConfig } from "../../framework/runtime/registry.ts";
 import { Code, newStatus } from "../../framework/status.ts";
 import { PodInfo } from "../../framework/types.ts";
 import { newSim, type Sim, type SimOptions } from "../../testing/sim.ts";

@@ -35,7 +35,7 @@ import {
   type PodDisruptionBudget,
   type PreemptionPolicy,
 } from "../../framework/preemption/preemption.ts";
-import type { Handle } from "../../framework/runtime/framework.ts";
+import type { Handle } from "../../framework/runtime/registry.ts";
 import { asError, asStatus, Code, isSuccess, newStatus, type Status } from "../../framework/status.ts";
 import type { PodInfo } from "../../framework/types.ts";
 import type { EventRecorder } from "../../schedule-one.ts";

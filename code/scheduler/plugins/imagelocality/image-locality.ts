@@ -22,7 +22,7 @@ import type { Container, Pod } from "../../../api/core.ts";
 import type { CycleState } from "../../framework/cycle-state.ts";
 import { MaxNodeScore, type ScoreExtensions, type ScorePlugin } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
-import type { Handle } from "../../framework/runtime/framework.ts";
+import type { Handle } from "../../framework/runtime/registry.ts";
 import type { Status } from "../../framework/status.ts";
 import type { ImageStateSummary } from "../../framework/types.ts";
 

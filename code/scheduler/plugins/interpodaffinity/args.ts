@@ -17,7 +17,7 @@
  * - `ignorePreferredTermsOfExistingPods` defaults to false.
  */
 import type { InterPodAffinityArgs } from "../../apis/config/types-pluginargs.ts";
-import type { Handle } from "../../framework/runtime/framework.ts";
+import type { Handle } from "../../framework/runtime/registry.ts";
 import type { NamespaceLister } from "./terms.ts";
 
 // #region args

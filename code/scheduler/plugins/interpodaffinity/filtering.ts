@@ -46,21 +46,66 @@ export const ErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti
 
 // #region topology-counts
 /**
- * topologyToMatchedTermCount, keyed by the pair "key=value". A label key cannot contain "=",
- * so the first "=" separates the two and no two pairs share a key.
+ * topologyToMatchedTermCount: topology key → topology value → count. Upstream keys one map by
+ * a struct {key, value}; a string "key=value" would cost an allocation per lookup, so here the
+ * pair is two levels of Map, and a node's label value is looked up under each key counted.
  */
-export type TopologyCounts = Map<string, number>;
+export class TopologyCounts {
+  private readonly byKey = new Map<string, Map<string, number>>();
+  /** How many pairs have a count (never 0: a pair brought to 0 is deleted). */
+  size = 0;
 
-export const topologyPair = (key: string, value: string): string => `${key}=${value}`;
+  get(key: string, value: string): number {
+    return this.byKey.get(key)?.get(value) ?? 0;
+  }
+
+  add(key: string, value: string, delta: number): void {
+    let values = this.byKey.get(key);
+    if (!values) {
+      values = new Map();
+      this.byKey.set(key, values);
+    }
+    const before = values.get(value);
+    const n = (before ?? 0) + delta;
+    if (n === 0) {
+      if (before !== undefined) this.size--;
+      values.delete(value);
+      if (values.size === 0) this.byKey.delete(key);
+    } else {
+      if (before === undefined) this.size++;
+      values.set(value, n);
+    }
+  }
+
+  /** Some pair (k, labels[k]) of the node has a positive count. */
+  anyPositiveOn(labels: Labels): boolean {
+    // The counted keys are few (one per distinct topologyKey of the terms), the labels many.
+    for (const [k, values] of this.byKey) {
+      const v = labels[k];
+      if (v !== undefined && (values.get(v) ?? 0) > 0) return true;
+    }
+    return false;
+  }
+
+  clone(): TopologyCounts {
+    const c = new TopologyCounts();
+    for (const [k, values] of this.byKey) c.byKey.set(k, new Map(values));
+    c.size = this.size;
+    return c;
+  }
+
+  /** The pairs as "key=value" → count, for tests and messages. */
+  entries(): [string, number][] {
+    const out: [string, number][] = [];
+    for (const [k, values] of this.byKey) for (const [v, n] of values) out.push([`${k}=${v}`, n]);
+    return out;
+  }
+}
 
 /** Adds `delta` to the node's pair for topology key `tk`; a node without that label has no pair. */
 function update(m: TopologyCounts, node: Node, tk: string, delta: number): void {
   const tv = node.metadata.labels?.[tk];
-  if (tv === undefined) return;
-  const pair = topologyPair(tk, tv);
-  const n = (m.get(pair) ?? 0) + delta;
-  if (n === 0) m.delete(pair);
-  else m.set(pair, n);
+  if (tv !== undefined) m.add(tk, tv, delta);
 }
 
 /** Affinity: one pod must match every term, and then counts once per term's topology key. */
@@ -97,9 +142,9 @@ export class PreFilterState implements StateData {
     readonly requiredAntiAffinityTerms: AffinityTerm[],
     /** The incoming pod's namespace labels, for the existing pods' namespaceSelectors. */
     readonly namespaceLabels: Labels | undefined,
-    readonly existingAntiAffinityCounts: TopologyCounts = new Map(),
-    readonly affinityCounts: TopologyCounts = new Map(),
-    readonly antiAffinityCounts: TopologyCounts = new Map(),
+    readonly existingAntiAffinityCounts = new TopologyCounts(),
+    readonly affinityCounts = new TopologyCounts(),
+    readonly antiAffinityCounts = new TopologyCounts(),
   ) {}
 
   /** The counts are copied (AddPod / RemovePod change them); the terms never change. */
@@ -109,9 +154,9 @@ export class PreFilterState implements StateData {
       this.requiredAffinityTerms,
       this.requiredAntiAffinityTerms,
       this.namespaceLabels,
-      new Map(this.existingAntiAffinityCounts),
-      new Map(this.affinityCounts),
-      new Map(this.antiAffinityCounts),
+      this.existingAntiAffinityCounts.clone(),
+      this.affinityCounts.clone(),
+      this.antiAffinityCounts.clone(),
     );
   }
 
@@ -146,7 +191,7 @@ function getExistingAntiAffinityCounts(
   nsLabels: Labels | undefined,
   nodes: NodeInfo[],
 ): TopologyCounts {
-  const m: TopologyCounts = new Map();
+  const m = new TopologyCounts();
   for (const ni of nodes) {
     const node = ni.node();
     if (!node) continue;
@@ -159,19 +204,19 @@ function getExistingAntiAffinityCounts(
 
 /** The existing pods that the incoming pod's required terms select: every pod of every node. */
 function getIncomingAffinityAntiAffinityCounts(
-  s: PreFilterState,
+  affinityTerms: AffinityTerm[],
+  antiAffinityTerms: AffinityTerm[],
   nodes: NodeInfo[],
 ): [TopologyCounts, TopologyCounts] {
-  const affinity: TopologyCounts = new Map();
-  const anti: TopologyCounts = new Map();
-  if (s.requiredAffinityTerms.length === 0 && s.requiredAntiAffinityTerms.length === 0)
-    return [affinity, anti];
+  const affinity = new TopologyCounts();
+  const anti = new TopologyCounts();
+  if (affinityTerms.length === 0 && antiAffinityTerms.length === 0) return [affinity, anti];
   for (const ni of nodes) {
     const node = ni.node();
     if (!node) continue;
     for (const existing of ni.pods) {
-      updateWithAffinityTerms(affinity, s.requiredAffinityTerms, existing.pod, node, 1);
-      updateWithAntiAffinityTerms(anti, s.requiredAntiAffinityTerms, existing.pod, undefined, node, 1);
+      updateWithAffinityTerms(affinity, affinityTerms, existing.pod, node, 1);
+      updateWithAntiAffinityTerms(anti, antiAffinityTerms, existing.pod, undefined, node, 1);
     }
   }
   return [affinity, anti];
@@ -202,16 +247,22 @@ export function preFilter(
   }
   const nsLister = pl.nsLister();
   const namespaceLabels = getNamespaceLabelsSnapshot(pod.metadata.namespace ?? "", nsLister);
+  const requiredAffinityTerms = mergeAll(podInfo.requiredAffinityTerms, nsLister);
+  const requiredAntiAffinityTerms = mergeAll(podInfo.requiredAntiAffinityTerms, nsLister);
+  const [affinity, anti] = getIncomingAffinityAntiAffinityCounts(
+    requiredAffinityTerms,
+    requiredAntiAffinityTerms,
+    snapshot.list(),
+  );
   const s = new PreFilterState(
     pod,
-    mergeAll(podInfo.requiredAffinityTerms, nsLister),
-    mergeAll(podInfo.requiredAntiAffinityTerms, nsLister),
+    requiredAffinityTerms,
+    requiredAntiAffinityTerms,
     namespaceLabels,
     getExistingAntiAffinityCounts(pod, namespaceLabels, withRequiredAnti),
+    affinity,
+    anti,
   );
-  const [affinity, anti] = getIncomingAffinityAntiAffinityCounts(s, snapshot.list());
-  for (const [k, v] of affinity) s.affinityCounts.set(k, v);
-  for (const [k, v] of anti) s.antiAffinityCounts.set(k, v);
   // Nothing attracts or repels this pod, and it asks for nothing: Filter has nothing to check.
   if (
     s.existingAntiAffinityCounts.size === 0 &&
@@ -255,10 +306,7 @@ export function updatePreFilterState(
 function satisfyExistingPodsAntiAffinity(s: PreFilterState, node: Node): boolean {
   if (s.existingAntiAffinityCounts.size === 0) return true;
   // Any pair of the node's labels: each existing term counted under its own topology key.
-  for (const [k, v] of Object.entries(node.metadata.labels ?? {})) {
-    if ((s.existingAntiAffinityCounts.get(topologyPair(k, v)) ?? 0) > 0) return false;
-  }
-  return true;
+  return !s.existingAntiAffinityCounts.anyPositiveOn(node.metadata.labels ?? {});
 }
 
 /** The incoming pod's required anti-affinity: no selected pod in the node's domain, per term. */
@@ -266,8 +314,7 @@ function satisfyPodAntiAffinity(s: PreFilterState, node: Node): boolean {
   if (s.antiAffinityCounts.size === 0) return true;
   for (const t of s.requiredAntiAffinityTerms) {
     const tv = node.metadata.labels?.[t.topologyKey];
-    if (tv !== undefined && (s.antiAffinityCounts.get(topologyPair(t.topologyKey, tv)) ?? 0) > 0)
-      return false;
+    if (tv !== undefined && s.antiAffinityCounts.get(t.topologyKey, tv) > 0) return false;
   }
   return true;
 }
@@ -279,7 +326,7 @@ function satisfyPodAffinity(s: PreFilterState, node: Node): boolean {
     const tv = node.metadata.labels?.[t.topologyKey];
     // A node without the topology label is in no domain at all: never a match.
     if (tv === undefined) return false;
-    if ((s.affinityCounts.get(topologyPair(t.topologyKey, tv)) ?? 0) <= 0) podsExist = false;
+    if (s.affinityCounts.get(t.topologyKey, tv) <= 0) podsExist = false;
   }
   if (podsExist) return true;
   // The first of its group: no pod anywhere matches the terms, but the pod itself does — let

@@ -18,6 +18,7 @@ import {
   ErrReasonAffinityRulesNotMatch,
   ErrReasonAntiAffinityRulesNotMatch,
   ErrReasonExistingAntiAffinityRulesNotMatch,
+  getPreFilterState,
 } from "./filtering.ts";
 import {
   InterPodAffinity,
@@ -505,5 +506,81 @@ describe("InterPodAffinity: one pod must match all the affinity terms", () => {
     const at = (n: string) => sim.fwk.runFilterPlugins(state, web, snapshot.get(n) as NodeInfo)?.message();
     expect(at("a1")).toBe(ErrReasonAffinityRulesNotMatch);
     expect(at("b1")).toBeUndefined();
+  });
+});
+
+/** The snapshot's NodeInfo of `name` (the test's own nodes: never missing). */
+function nodeInfo(sim: ReturnType<typeof newSim>, name: string): NodeInfo {
+  const ni = sim.fwk.snapshotSharedLister().get(name);
+  if (ni instanceof Error) throw ni;
+  return ni;
+}
+
+describe("InterPodAffinity PreFilter counts (per topology key, then value)", () => {
+  it("counts each side's terms under their own keys, and a pair at 0 is gone", () => {
+    // n1 (zone a), n2 (zone a), n3 (zone b).
+    const nodes = [
+      makeNode("n1", { zone: "a" }),
+      makeNode("n2", { zone: "a" }),
+      makeNode("n3", { zone: "b" }),
+    ];
+    const existing = [
+      // Repels web pods per host AND per zone: two terms, two keys.
+      pod("hater", "x", { anti: [term("web", HOST), term("web", ZONE)] }, { nodeName: "n1" }),
+      pod("web-0", "web", {}, { nodeName: "n2" }),
+      pod("web-1", "web", {}, { nodeName: "n3" }),
+    ];
+    const sim = simWith(existing, { nodes });
+    sim.cache.updateSnapshot(sim.fwk.snapshotSharedLister());
+    const pl = sim.fwk.plugins.get(Name) as InterPodAffinity;
+    const incoming = pod("web-2", "web", { anti: [term("web", ZONE)] });
+    const state = new CycleState();
+    expect(pl.preFilter(state, incoming)[1]).toBeUndefined();
+    const s = getPreFilterState(state);
+    if (s instanceof Error) throw s;
+    // existingAntiAffinityCounts: hater's two terms both match web-2, hater is on n1:
+    //   {hostname=n1: 1, zone=a: 1}.
+    expect(Object.fromEntries(s.existingAntiAffinityCounts.entries())).toEqual({
+      [`${HOST}=n1`]: 1,
+      [`${ZONE}=a`]: 1,
+    });
+    // antiAffinityCounts: web-2's one zone term selects web-0 (n2, zone a) and web-1 (n3, zone b):
+    //   {zone=a: 1, zone=b: 1}; hater (app=x) is not selected.
+    expect(Object.fromEntries(s.antiAffinityCounts.entries())).toEqual({
+      [`${ZONE}=a`]: 1,
+      [`${ZONE}=b`]: 1,
+    });
+    expect(s.affinityCounts.size).toBe(0);
+
+    // RemovePod of web-1 from n3: zone=b goes 1 → 0 and is deleted, so size is 1.
+    const n3 = nodeInfo(sim, "n3");
+    const without = state.clone();
+    expect(pl.removePod(without, incoming, new PodInfo(existing[2]), n3)).toBeUndefined();
+    const w = getPreFilterState(without);
+    if (w instanceof Error) throw w;
+    expect(w.antiAffinityCounts.entries()).toEqual([[`${ZONE}=a`, 1]]);
+    expect(w.antiAffinityCounts.size).toBe(1);
+    // The original state is untouched (clone copies the counts).
+    expect(s.antiAffinityCounts.size).toBe(2);
+    // n3 now passes; n1/n2 (zone a) still fail for web-2's own term, before the symmetric rule.
+    expect(pl.filter(without, incoming, n3)?.message()).toBeUndefined();
+    const n1 = nodeInfo(sim, "n1");
+    expect(pl.filter(without, incoming, n1)?.message()).toBe(ErrReasonAntiAffinityRulesNotMatch);
+  });
+
+  it("the symmetric rule looks a node up under every counted key, not only the terms' own", () => {
+    // hater on n1 repels web pods per host; n2 shares no host with n1 → only n1 is out.
+    const nodes = [makeNode("n1", { zone: "a" }), makeNode("n2", { zone: "a" })];
+    const sim = simWith([pod("hater", "x", { anti: [term("web", HOST)] }, { nodeName: "n1" })], { nodes });
+    sim.cache.updateSnapshot(sim.fwk.snapshotSharedLister());
+    const pl = sim.fwk.plugins.get(Name) as InterPodAffinity;
+    const incoming = pod("web-0", "web"); // no terms of its own
+    const state = new CycleState();
+    expect(pl.preFilter(state, incoming)[1]).toBeUndefined();
+    // existingAntiAffinityCounts = {hostname=n1: 1}: n1's hostname label hits it, n2's does not.
+    expect(pl.filter(state, incoming, nodeInfo(sim, "n1"))?.message()).toBe(
+      ErrReasonExistingAntiAffinityRulesNotMatch,
+    );
+    expect(pl.filter(state, incoming, nodeInfo(sim, "n2"))).toBeUndefined();
   });
 });

@@ -37,7 +37,7 @@ import type {
   ScorePlugin,
 } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
-import type { Handle } from "../../framework/runtime/framework.ts";
+import type { Handle } from "../../framework/runtime/registry.ts";
 import type { Status } from "../../framework/status.ts";
 import { PodInfo } from "../../framework/types.ts";
 import {

@@ -89,6 +89,12 @@ class PreScoreState implements StateData {
   }
 }
 
+/** A node with no labels is in no topology domain; checked without building a key list. */
+function hasLabels(node: Node): boolean {
+  for (const _ in node.metadata.labels ?? {}) return true;
+  return false;
+}
+
 // #region process-existing-pod
 /** Both directions between one existing pod and the incoming pod, on the existing pod's node. */
 function processExistingPod(
@@ -98,7 +104,7 @@ function processExistingPod(
   node: Node,
   topoScore: ScoreMap,
 ): void {
-  if (Object.keys(node.metadata.labels ?? {}).length === 0) return;
+  if (!hasLabels(node)) return;
   // The incoming pod's preferences toward the existing pod (its terms are unrolled: no labels).
   processTerms(topoScore, s.preferredAffinityTerms, existing.pod, undefined, node, 1);
   processTerms(topoScore, s.preferredAntiAffinityTerms, existing.pod, undefined, node, -1);

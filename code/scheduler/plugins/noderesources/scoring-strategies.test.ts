@@ -6,7 +6,7 @@ import type { Pod } from "../../../api/core.ts";
 import { prioritizeNodes } from "../../find-nodes.ts";
 import { CycleState } from "../../framework/cycle-state.ts";
 import { NodeInfo } from "../../framework/node-info.ts";
-import type { ProfileConfig } from "../../framework/runtime/framework.ts";
+import type { ProfileConfig } from "../../framework/runtime/registry.ts";
 import { newSim } from "../../testing/sim.ts";
 import { makeNode, makePod } from "../../testing/wrappers.ts";
 import { buildBrokenLinearFunction } from "../helper/shape-score.ts";

@@ -43,7 +43,7 @@ import type {
   ScorePlugin,
 } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
-import type { Handle } from "../../framework/runtime/framework.ts";
+import type { Handle } from "../../framework/runtime/registry.ts";
 import { asStatus, Code, newStatus, type Status } from "../../framework/status.ts";
 import type { PodInfo } from "../../framework/types.ts";
 import type { NamespacedLister, SpreadListers } from "../helper/spread.ts";

@@ -18,7 +18,7 @@ import { CycleState } from "../../framework/cycle-state.ts";
 import { QueueingHint } from "../../framework/events.ts";
 import type { NodeScore } from "../../framework/interface.ts";
 import type { NodeInfo } from "../../framework/node-info.ts";
-import type { Handle } from "../../framework/runtime/framework.ts";
+import type { Handle } from "../../framework/runtime/registry.ts";
 import { Code, codeOf } from "../../framework/status.ts";
 import { PodInfo } from "../../framework/types.ts";
 import { newSim } from "../../testing/sim.ts";
