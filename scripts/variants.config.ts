@@ -4,9 +4,11 @@
  * Read by scripts/variants.ts through the COURSE_VARIANTS environment variable; see that file for
  * why variants exist. Each project's resolver swaps the exercise's stub for another file.
  *
- * The projects share one on-disk cache of transformed modules (.grade/module-cache), so a file of
- * code/ that two hundred variants import is transformed once, not two hundred times; a module
- * whose imports the swap can change is cached per variant (see swapPlugin).
+ * The projects share one on-disk cache of transformed modules (node_modules/.cache/course-variants,
+ * keyed by each file's content), so a file of code/ that two hundred variants import is transformed
+ * once, not two hundred times; a module whose imports the swap can change is cached per variant (see
+ * swapPlugin). Every run shares it, whatever COURSE_GRADE_DIR says: the grader's tests reuse what
+ * the integrity test transformed.
  *
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
@@ -17,7 +19,7 @@ import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import type { VitestPluginContext } from "vitest/node";
 import { root } from "./course.ts";
-import { gradeDir, pristineRoot, type Variant } from "./variants.ts";
+import { pristineRoot, type Variant } from "./variants.ts";
 
 function swapPlugin(swap: Record<string, string>, importsAs: [string, string][]): Plugin {
   // The transformed code of a module names the files its imports resolved to, and only this plugin
@@ -61,7 +63,10 @@ const variants = JSON.parse(readFileSync(specPath, "utf8")) as Variant[];
 export default defineConfig({
   test: {
     reporters: [join(root, "scripts", "variants-reporter.ts")],
-    experimental: { fsModuleCache: true, fsModuleCachePath: join(gradeDir, "module-cache") },
+    experimental: {
+      fsModuleCache: true,
+      fsModuleCachePath: join(root, "node_modules", ".cache", "course-variants"),
+    },
     testTimeout: 20_000,
     projects: variants.map((v) => ({
       plugins: [swapPlugin(v.swap, [[pristineRoot, root], ...(v.importsAs ? [v.importsAs] : [])])],
