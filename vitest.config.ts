@@ -13,6 +13,9 @@ export default defineConfig({
       ".vitepress/**/*.test.ts",
     ],
     exclude: ["**/node_modules/**", ".vitepress/dist/**", ".vitepress/cache/**"],
+    // COURSE_CPU_LOG=<file> logs each test file's CPU seconds (scripts/cpu-usage.setup.ts;
+    // `npx tsx scripts/cpu-usage.ts <file>` lists the heaviest).
+    setupFiles: process.env.COURSE_CPU_LOG ? ["scripts/cpu-usage.setup.ts"] : [],
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

@@ -4,6 +4,12 @@
  * Read by scripts/variants.ts through the COURSE_VARIANTS environment variable; see that file for
  * why variants exist. Each project's resolver swaps the exercise's stub for another file.
  *
+ * The projects share one on-disk cache of transformed modules (node_modules/.cache/course-variants,
+ * keyed by each file's content), so a file of code/ that two hundred variants import is transformed
+ * once, not two hundred times; a module whose imports the swap can change is cached per variant (see
+ * swapPlugin). Every run shares it, whatever COURSE_GRADE_DIR says: the grader's tests reuse what
+ * the integrity test transformed.
+ *
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
  */
@@ -11,13 +17,26 @@ import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
+import type { VitestPluginContext } from "vitest/node";
 import { root } from "./course.ts";
 import { pristineRoot, type Variant } from "./variants.ts";
 
 function swapPlugin(swap: Record<string, string>, importsAs: [string, string][]): Plugin {
-  return {
+  // The transformed code of a module names the files its imports resolved to, and only this plugin
+  // makes that differ between variants, for a module outside code/ and node_modules/ (a test file,
+  // a stub, a solution: code/ never imports an exercise). So those modules are cached per swap;
+  // everything else is transformed once for all the variants (experimental.fsModuleCache below).
+  const variantKey = JSON.stringify([swap, importsAs]);
+  const plugin: Plugin & { configureVitest: (ctx: VitestPluginContext) => void } = {
     name: "course:swap-stub",
     enforce: "pre",
+    configureVitest({ experimental_defineCacheKeyGenerator }) {
+      experimental_defineCacheKeyGenerator(({ environment, id }) => {
+        // Every project registers a generator and all of them see every module: answer only for ours.
+        if (!environment.config.plugins.includes(plugin)) return undefined;
+        return sharedModule(id) ? "" : variantKey;
+      });
+    },
     async resolveId(source, importer, options) {
       if (!importer) return null;
       // A committed stub copied under .grade/pristine/ imports as if it were still in exercises/;
@@ -30,7 +49,11 @@ function swapPlugin(swap: Record<string, string>, importsAs: [string, string][])
       return swap[id] ?? resolved;
     },
   };
+  return plugin;
 }
+
+const codeDir = `${join(root, "code")}/`;
+const sharedModule = (id: string) => id.startsWith(codeDir) || id.includes("/node_modules/");
 
 const specPath = process.env.COURSE_VARIANTS;
 if (!specPath)
@@ -40,6 +63,10 @@ const variants = JSON.parse(readFileSync(specPath, "utf8")) as Variant[];
 export default defineConfig({
   test: {
     reporters: [join(root, "scripts", "variants-reporter.ts")],
+    experimental: {
+      fsModuleCache: true,
+      fsModuleCachePath: join(root, "node_modules", ".cache", "course-variants"),
+    },
     testTimeout: 20_000,
     projects: variants.map((v) => ({
       plugins: [swapPlugin(v.swap, [[pristineRoot, root], ...(v.importsAs ? [v.importsAs] : [])])],
