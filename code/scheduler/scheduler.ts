@@ -255,6 +255,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     onIncoming: (q, event) => metrics.queueIncomingPod(q, event),
   });
   fwkOpts.podNominator = queue;
+  fwkOpts.podActivator = queue;
   metrics.bindQueue(queue);
   // One recorder per profile, reporting as the profile's scheduler name (upstream's
   // recorderFactory(profile.SchedulerName)): `kubectl describe` says which scheduler placed a pod.

@@ -57,6 +57,8 @@ export interface SimOptions {
   pdbs?: PodDisruptionBudget[];
   /** DefaultPreemption's victim selection core (exercise 5.6). */
   selectVictims?: SelectVictimsFunc;
+  /** Fails a victim's eviction (an API error) when it returns one. */
+  failDelete?: (victim: Pod) => Error | undefined;
   // Metrics (issue 14, interpod2): the framework's recorder, clock and sampling.
   frameworkMetrics?: Pick<FrameworkOptions, "metricsRecorder" | "metricsNow" | "samplePluginMetrics">;
 }
@@ -125,6 +127,8 @@ export function newSim(o: SimOptions = {}): Sim {
     // `recorder` is defined below; it exists by the time a preemption records anything.
     recorder: { eventf: (...args) => recorder.eventf(...args) },
     deleteVictim: async (victim, condition) => {
+      const err = o.failDelete?.(victim);
+      if (err) throw err;
       const cur = pods.get(victim.metadata.uid ?? "");
       if (!cur) return;
       const conditions = [
@@ -163,6 +167,7 @@ export function newSim(o: SimOptions = {}): Sim {
     snapshot,
     clock,
     podNominator: nominator,
+    podActivator: { activate: (list) => queue.activate(list) },
     informerFactory: o.informerFactory,
     ...o.frameworkMetrics,
   });

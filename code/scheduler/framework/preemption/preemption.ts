@@ -217,14 +217,16 @@ export class Evaluator {
   // #region prepare-candidate
   /**
    * prepareCandidate: evict the victims and clear lower-priority nominations on the node.
-   * Upstream (synchronous mode) waits for the API calls inside the cycle; this cycle is
-   * synchronous, so the calls run in the background and failures are logged (`inFlight`).
+   * Upstream (synchronous mode) waits for the API calls inside the cycle, and a failed eviction
+   * fails PostFilter, so the preemptor is retried after its backoff. This cycle is synchronous, so
+   * the calls run in the background (`inFlight`); a failed eviction is logged and the preemptor
+   * activated, to the same end: it tries again rather than wait for a deletion that never comes.
    */
   prepareCandidate(c: Candidate, pod: Pod): void {
     for (const victim of c.victims.pods) {
       // Graceful deletion already under way: another call changes nothing.
       if (victim.metadata.deletionTimestamp) continue;
-      this.track(this.preemptPod(c, pod, victim));
+      this.track(this.preemptPod(c, pod, victim), () => this.o.handle.activate?.([pod]));
     }
     const nominated = getLowerPriorityNominatedPods(this.o.handle, pod, c.name);
     if (nominated.length > 0) this.track(this.clearNominated(nominated));
@@ -259,8 +261,11 @@ export class Evaluator {
     return clearThroughClient(this.o.handle.clientSet(), pods);
   }
 
-  private track(p: Promise<void>): void {
-    const q = p.catch((e: Error) => this.o.onError?.(e));
+  private track(p: Promise<void>, onFailure?: () => void): void {
+    const q = p.catch((e: Error) => {
+      this.o.onError?.(e);
+      onFailure?.();
+    });
     this.inFlight.add(q);
     void q.finally(() => this.inFlight.delete(q));
   }

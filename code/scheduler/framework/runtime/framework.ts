@@ -91,6 +91,8 @@ export interface FrameworkOptions {
   clientSet?: Clientset;
   informerFactory?: SharedInformerFactory;
   podNominator?: PodNominator;
+  /** The scheduling queue's Activate (preemption retries its preemptor through it). */
+  podActivator?: { activate(pods: Pod[]): void };
   // Metrics (issue 14, interpod2): the binary's recorder; absent in simulations unless a test sets it.
   metricsRecorder?: FrameworkMetricsRecorder;
   /** Seconds, for the durations (default performance.now()); tests inject a fake. */
@@ -187,6 +189,9 @@ export class Framework implements Handle {
   }
   podNominator(): PodNominator | undefined {
     return this.opts.podNominator;
+  }
+  activate(pods: Pod[]): void {
+    this.opts.podActivator?.activate(pods);
   }
   getWaitingPod(uid: string): WaitingPod | undefined {
     return this.waitingPods.get(uid);

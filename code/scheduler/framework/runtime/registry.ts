@@ -96,6 +96,12 @@ export interface Handle {
   sharedInformerFactory(): SharedInformerFactory | undefined;
   /** Who is nominated to which node: the scheduling queue's nominator. */
   podNominator(): PodNominator | undefined;
+  /**
+   * PodActivator (upstream's Handle.Activate): move pods to activeQ now. Preemption uses it when a
+   * victim's eviction fails, so the preemptor tries again instead of waiting for a deletion that
+   * will not come. Absent in a simulation without a queue.
+   */
+  activate?(pods: Pod[]): void;
   // Preemption (issue 14): the framework's runners a PostFilter plugin drives on copies.
   runPreFilterExtensionAddPod(
     state: CycleState,

@@ -89,6 +89,23 @@ describe("DefaultPreemption", () => {
     expect(sim.queue.nominatedPodsForNode("b")).toEqual([]);
   });
 
+  it("a failed eviction activates the preemptor, which preempts again instead of waiting", async () => {
+    let failures = 1;
+    const sim = simWith(["a"], [running("a1", "a", 5, "1")], {
+      failDelete: () => (failures-- > 0 ? new Error("connection reset") : undefined),
+    });
+    sim.add(makePod("hi", { priority: 100, requests: [{ cpu: "1" }] }));
+    await sim.drain();
+    await sim.preemption()!.evaluator.wait();
+    // The first eviction failed: nothing deleted, but hi is back in activeQ, not parked.
+    expect(deletedNames(sim)).toEqual([]);
+    await sim.drain();
+    await sim.preemption()!.evaluator.wait();
+    expect(deletedNames(sim)).toEqual(["a1"]);
+    await afterVictimsLeave(sim);
+    expect(sim.bound.map((b) => [b.pod.metadata.name, b.node])).toEqual([["hi", "a"]]);
+  });
+
   it("never evicts equal or higher priority: no victims found on any node", async () => {
     const sim = simWith(["a", "b"], [running("a1", "a", 100, "1"), running("b1", "b", 200, "1")]);
     sim.add(makePod("hi", { priority: 100, requests: [{ cpu: "1" }] }));
