@@ -438,6 +438,8 @@ const named =
   (f: string) =>
     names.includes(f);
 const costRules: CostRule[] = [
+  // Profiler.stop serialises the profile inside the window it measures: not the server's cost.
+  { name: "the profiler itself (Profiler.stop)", test: (_f, url) => url === "node:inspector" },
   { name: "garbage collection", leaf: true, test: named("(garbage collector)") },
   {
     name: "socket writes (kernel: writev)",
@@ -458,6 +460,12 @@ const costRules: CostRule[] = [
   { name: "binding (BindingREST)", test: named("createBindingResource") },
   { name: "create: registry (defaults, validation) and storage", test: named("createResource") },
   { name: "response encoding and writing (JSON, Node's http)", test: named("writeJSON") },
+  // After an `await` a stack starts at the microtask, not at the handler that awaited: the
+  // storage and registry code that resumed there is named by its file.
+  {
+    name: "storage and registry, after an await (encode, decode, resourceVersion)",
+    test: (_f, url) => /\/code\/apiserver\/(storage|registry)\//.test(url),
+  },
   { name: "routing, request info and the gates", test: inCode("apiserver/") },
   {
     name: "Node's HTTP parser and streams",
