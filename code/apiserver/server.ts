@@ -436,7 +436,7 @@ async function handle(
         user,
         authz.escalation,
       ),
-      query: new URL(req.url ?? "/", "http://localhost").searchParams,
+      query, // the one parsed for authorization (apiceil: one URL parse a request)
       output: negotiateOutput(req.headers.accept),
       decodeProtobuf,
       setDefaults,

@@ -136,11 +136,21 @@ export function impersonationAttributes(requestor: UserInfo, r: ImpersonationReq
 
 // #region with-impersonation
 /** The user the rest of the request runs as: the requestor, or whom they may impersonate. */
+/** Some header's name starts with `impersonate-` (every header this filter reads does). */
+function hasImpersonationHeader(req: IncomingMessage): boolean {
+  // Node has lower-cased the names; the handlers read req.headers anyway, so it exists already.
+  for (const name in req.headers) if (name.startsWith("impersonate-")) return true;
+  return false;
+}
+
 export async function impersonateRequest(
   req: IncomingMessage,
   requestor: UserInfo,
   authorizer: Authorizer | undefined,
 ): Promise<UserInfo> {
+  // Most requests impersonate no one: the header names say so without building Node's
+  // headersDistinct (an array per header) — chapter 5's bind benchmark, 1 % of the server's CPU.
+  if (!hasImpersonationHeader(req)) return requestor;
   const requests = buildImpersonationRequests(req);
   if (requests.length === 0) return requestor;
 

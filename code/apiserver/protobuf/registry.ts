@@ -88,8 +88,16 @@ export function messageFor(apiVersion: string, kind: string): protobuf.Type | un
 const messages = new Map<string, protobuf.Type | undefined>();
 
 export function fullNameOf(t: protobuf.Type): string {
-  return t.fullName.replace(/^\./, "");
+  // apiceil (chapter 5, the bind benchmark): asked for every message of every decoded body;
+  // a loaded .proto never changes, so each name is worked out once.
+  let name = fullNames.get(t);
+  if (name === undefined) {
+    name = t.fullName.replace(/^\./, "");
+    fullNames.set(t, name);
+  }
+  return name;
 }
+const fullNames = new WeakMap<protobuf.Type, string>();
 
 // #region go-shape
 /** How Go holds and writes one field; read from the field's options in our .proto files. */
@@ -114,6 +122,18 @@ export interface GoShape {
 }
 
 export function goShape(field: protobuf.Field): GoShape {
+  // apiceil (chapter 5, the bind benchmark): asked for every field of every decoded body; the
+  // options never change once loaded, so each field's shape is read once and shared, frozen.
+  let shape = shapes.get(field);
+  if (!shape) {
+    shape = Object.freeze(readShape(field));
+    shapes.set(field, shape);
+  }
+  return shape;
+}
+const shapes = new WeakMap<protobuf.Field, GoShape>();
+
+function readShape(field: protobuf.Field): GoShape {
   const o = field.options ?? {};
   const mergeKey = o["(mergeKey)"] as string | undefined;
   return {

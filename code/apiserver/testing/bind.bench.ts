@@ -24,20 +24,24 @@
  * - the phases run one after the other on one server: creates alone (`--creates` pods, no
  *   informers yet), then the informers start and sync, then `--pods` pods created and bound;
  * - the server's counters come over its stdin/stdout ("stats"), the informers' likewise;
- * - `--cpu-prof-dir DIR` makes the server write a V8 CPU profile there when it stops, and the
- *   benchmark print its top entries (cpu-profile.ts).
+ * - `--cpu-prof-dir DIR` makes the server profile the create + bind phase alone (the inspector's
+ *   Profiler, started and stopped over the same line protocol, so start-up, the creates alone and
+ *   the informers' sync stay out of it), write it to DIR, and the benchmark print where that
+ *   phase's CPU went by cost (`costRules`: socket writes, the in-process etcd, the body's decode…)
+ *   and its top functions (cpu-profile.ts).
  * Flags: --pods N (5000), --creates N (3000), --clients N (32), --informers N (3), --quick,
  * --json (one JSON object on stdout; progress on stderr).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
+import { Session } from "node:inspector";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startAPIServer } from "../server.ts";
 import { cacherMetrics } from "../storage/cacher.ts";
-import { busiestProfile, summarizeProfile } from "./cpu-profile.ts";
+import { type CostRule, type CPUProfile, categorizeProfile, summarizeProfile } from "./cpu-profile.ts";
 
 const quick = process.argv.includes("--quick");
 const json = process.argv.includes("--json");
@@ -73,14 +77,32 @@ async function serveChild(): Promise<void> {
   const server = await startAPIServer({ insecurePort: 0, watchCache: true });
   process.stdout.write(`${JSON.stringify({ url: server.url })}\n`);
   const stop = () => void server.close().finally(() => process.exit(0));
+  const answer = (msg: unknown) => process.stdout.write(`${JSON.stringify(msg)}\n`);
+  // The phase profile (--cpu-prof-dir): the inspector's Profiler in this process.
+  const session = new Session();
+  const command = (line: string) => {
+    if (line === "stats") answer({ stats: { ...cacherMetrics } });
+    else if (line === "profile-start") {
+      session.connect();
+      session.post("Profiler.enable", () =>
+        session.post("Profiler.start", () => answer({ profiling: true })),
+      );
+    } else if (line.startsWith("profile-stop ")) {
+      const path = line.slice("profile-stop ".length);
+      session.post("Profiler.stop", (err, result) => {
+        if (!err) writeFileSync(path, JSON.stringify(result.profile));
+        session.disconnect();
+        answer({ profiled: err ? "" : path });
+      });
+    }
+  };
   let input = "";
   process.stdin
     .setEncoding("utf8")
     .on("data", (chunk: string) => {
       input += chunk;
       for (let nl = input.indexOf("\n"); nl >= 0; nl = input.indexOf("\n")) {
-        if (input.slice(0, nl) === "stats")
-          process.stdout.write(`${JSON.stringify({ stats: { ...cacherMetrics } })}\n`);
+        command(input.slice(0, nl));
         input = input.slice(nl + 1);
       }
     })
@@ -109,10 +131,12 @@ interface Child {
   first: Promise<Record<string, unknown>>;
   /** Sends "stats", resolves to the answer's `stats`. */
   stats<T>(): Promise<T>;
+  /** Sends a line, resolves to the next answer's `key`. */
+  ask<T>(line: string, key: string): Promise<T>;
 }
 
-function startChild(args: string[], firstKey: string, profile: string[] = []): Child {
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", ...args], {
+function startChild(args: string[], firstKey: string): Child {
+  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     cwd: root,
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -121,7 +145,12 @@ function startChild(args: string[], firstKey: string, profile: string[] = []): C
   child.stderr?.setEncoding("utf8").on("data", (c: string) => {
     stderr = (stderr + c).slice(-4000);
   });
-  const waiting: ((s: unknown) => void)[] = [];
+  const waiting = new Map<string, ((s: unknown) => void)[]>();
+  const ask = <T>(line: string, key: string) =>
+    new Promise<T>((resolve) => {
+      waiting.set(key, [...(waiting.get(key) ?? []), resolve as (s: unknown) => void]);
+      child.stdin?.write(`${line}\n`);
+    });
   const first = new Promise<Record<string, unknown>>((resolve, reject) => {
     let out = "";
     child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
@@ -132,7 +161,7 @@ function startChild(args: string[], firstKey: string, profile: string[] = []): C
         if (!line.startsWith("{")) continue;
         const msg = JSON.parse(line) as Record<string, unknown>;
         if (firstKey in msg) resolve(msg);
-        if ("stats" in msg) waiting.shift()?.(msg.stats);
+        for (const key of Object.keys(msg)) waiting.get(key)?.shift()?.(msg[key]);
       }
     });
     child.once("exit", (code) => reject(new Error(`${args[0]} exited with ${code}: ${stderr}`)));
@@ -140,11 +169,8 @@ function startChild(args: string[], firstKey: string, profile: string[] = []): C
   return {
     child,
     first,
-    stats: <T>() =>
-      new Promise<T>((resolve) => {
-        waiting.push(resolve as (s: unknown) => void);
-        child.stdin?.write("stats\n");
-      }),
+    stats: <T>() => ask<T>("stats", "stats"),
+    ask,
   };
 }
 
@@ -259,8 +285,8 @@ interface WatcherStats {
 
 async function main(): Promise<void> {
   const self = fileURLToPath(import.meta.url);
-  const profile = cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfDir}`] : [];
-  const server = startChild([self, "--serve"], "url", profile);
+  const server = startChild([self, "--serve"], "url");
+  let profiled: string | undefined;
   try {
     const url = (await server.first).url as string;
     const load0 = loadavg()[0];
@@ -297,6 +323,7 @@ async function main(): Promise<void> {
     let done = 0;
     const ticker = setInterval(() => progress(`${done}/${opts.pods} pods bound`), 2000);
     let bindSecs: number;
+    if (cpuProfDir) await server.ask("profile-start", "profiling");
     const cpu1 = cpuSeconds(server.child.pid);
     try {
       bindSecs = await workers(opts.pods, opts.clients, async (i) => {
@@ -310,6 +337,12 @@ async function main(): Promise<void> {
     }
     const bindPerSec = opts.pods / bindSecs;
     const bindCpuMs = ((cpuSeconds(server.child.pid) - cpu1) * 1000) / opts.pods;
+    if (cpuProfDir)
+      profiled =
+        (await server.ask<string>(
+          "profile-stop " + join(cpuProfDir, `create-bind.${server.child.pid}.cpuprofile`),
+          "profiled",
+        )) || undefined;
     const load1 = loadavg()[0];
 
     // Every informer must see every pod bound; wait for the stragglers a little.
@@ -378,18 +411,68 @@ async function main(): Promise<void> {
     await stopChild(server.child);
     agent.destroy();
   }
-  // The server writes its profile as it exits: where its CPU went, beside the CPU per pod.
-  const written = cpuProfDir && server.child.pid ? busiestProfile(cpuProfDir, server.child.pid) : undefined;
-  if (written) {
-    const s = summarizeProfile(written, 12);
+  // Where the create + bind phase's CPU went, by cost and by function.
+  if (profiled) {
+    const p = JSON.parse(readFileSync(profiled, "utf8")) as CPUProfile;
+    const s = summarizeProfile(p, 12);
     const line = (e: { name: string; share: number }) => `    ${e.share.toFixed(1).padStart(5)} %  ${e.name}`;
     const out = json ? console.error : console.log;
-    out(`  server CPU profile (${s.busyMs} ms busy, whole run), by self time:`);
+    out(`  server CPU profile of create + bind (${s.busyMs} ms busy, ${profiled}), by cost:`);
+    for (const e of categorizeProfile(p, costRules)) out(line(e));
+    out("  by self time:");
     for (const e of s.self) out(line(e));
     out("  by inclusive time:");
     for (const e of s.inclusive) out(line(e));
   }
 }
+
+// #region cost-rules
+/**
+ * The costs of one pod on the server, in the order that settles overlaps (cpu-profile.ts's
+ * categorizeProfile): native leaves first (a socket write inside a handler is the write's), then
+ * the in-process etcd and the cacher's watch (whoever called them), then the handlers' stages.
+ */
+const inCode = (dir: string) => (_f: string, url: string) => url.includes(`/code/${dir}`);
+const named =
+  (...names: string[]) =>
+  (f: string) =>
+    names.includes(f);
+const costRules: CostRule[] = [
+  // Profiler.stop serialises the profile inside the window it measures: not the server's cost.
+  { name: "the profiler itself (Profiler.stop)", test: (_f, url) => url === "node:inspector" },
+  { name: "garbage collection", leaf: true, test: named("(garbage collector)") },
+  {
+    name: "socket writes (kernel: writev)",
+    leaf: true,
+    test: named("writev", "writeBuffer", "writeUtf8String"),
+  },
+  { name: "in-process etcd (code/store)", test: inCode("store/") },
+  {
+    name: "the cacher's watch and fan-out (decode, freeze, dispatch, watch handlers)",
+    test: (_f, url) =>
+      /storage\/(cacher|watch-cache|cache-watcher|etcd3-watcher|caching-object|time-budget)\.ts|handlers\/watch\.ts/.test(
+        url,
+      ),
+  },
+  { name: "create: the body's decode", test: named("decodeRequestObject") },
+  { name: "create: managed fields", test: named("trackManagedFields") },
+  { name: "create: admission", test: named("admitCreate") },
+  { name: "binding (BindingREST)", test: named("createBindingResource") },
+  { name: "create: registry (defaults, validation) and storage", test: named("createResource") },
+  { name: "response encoding and writing (JSON, Node's http)", test: named("writeJSON") },
+  // After an `await` a stack starts at the microtask, not at the handler that awaited: the
+  // storage and registry code that resumed there is named by its file.
+  {
+    name: "storage and registry, after an await (encode, decode, resourceVersion)",
+    test: (_f, url) => /\/code\/apiserver\/(storage|registry)\//.test(url),
+  },
+  { name: "routing, request info and the gates", test: inCode("apiserver/") },
+  {
+    name: "Node's HTTP parser and streams",
+    test: (_f, url) => /node:(_http|net|internal\/stream|events)|streams\//.test(url),
+  },
+];
+// #endregion cost-rules
 
 if (process.argv.includes("--serve")) {
   void serveChild();

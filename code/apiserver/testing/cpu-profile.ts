@@ -75,6 +75,49 @@ export function summarizeProfile(
 }
 // #endregion summarize
 
+// #region categorize
+/** One cost of the write path: a name and a test on one frame's function name and file. */
+export interface CostRule {
+  name: string;
+  /** Only the sample's own frame (the leaf) is tested: a cost paid in a native call. */
+  leaf?: boolean;
+  test: (functionName: string, url: string) => boolean;
+}
+
+/**
+ * Where the busy time went, by cost: each sample goes to the first rule (in the rules' order)
+ * that one frame of its stack matches, from the leaf up; what none matches is "other". The
+ * order decides overlaps: with the socket write first, a write inside a handler counts as a
+ * write, not as the handler. Shares in percent of the busy time, largest first.
+ */
+export function categorizeProfile(p: CPUProfile, rules: readonly CostRule[]): ProfileEntry[] {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const timeOf = new Map<number, number>();
+  for (let i = 0; i < p.samples.length; i++)
+    timeOf.set(p.samples[i], (timeOf.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
+  const spent = new Map<string, number>();
+  let busy = 0;
+  for (const [id, t] of timeOf) {
+    const leaf = byId.get(id);
+    if (!leaf || leaf.callFrame.functionName === "(idle)") continue;
+    busy += t;
+    const stack: ProfileNode[] = [];
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur))
+      stack.push(byId.get(cur) as ProfileNode);
+    const rule = rules.find((r) =>
+      (r.leaf ? [leaf] : stack).some((n) => r.test(n.callFrame.functionName, n.callFrame.url)),
+    );
+    const name = rule?.name ?? "other";
+    spent.set(name, (spent.get(name) ?? 0) + t);
+  }
+  return [...spent]
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, t]) => ({ name, share: busy > 0 ? Math.round((1000 * t) / busy) / 10 : 0 }));
+}
+// #endregion categorize
+
 /**
  * The busiest `.cpuprofile` process `pid` wrote in `dir` (node names them
  * `CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile`, one per thread; the main thread's is busiest).

@@ -178,6 +178,8 @@ export class EtcdServer {
     if (err) return err;
     // the overlap check is costlier, so it runs only on a well-formed request
     for (const ops of [r.success ?? [], r.failure ?? []]) {
+      // One op without a nested txn cannot overlap another (most writes: one put).
+      if (ops.length < 2 && !ops[0]?.requestTxn) continue;
       const overlap = checkIntervals(ops);
       if (overlap instanceof Error) return overlap;
     }
