@@ -262,6 +262,10 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         ? undefined
         : (opts.authenticatorFromStores?.(stores) ?? opts.authenticator);
       const server = createServer((req, res) => void handle(ctx, authenticator, req, res));
+      // The secure port's 90 s idle timeout (serving.ts), not Node's 5 s: a client that reuses a
+      // kept-alive socket just as the server closes it gets ECONNRESET on a request it sent —
+      // under the scheduler benchmark, hundreds of bindings and evictions a run.
+      server.keepAliveTimeout = 90_000;
       servers.push(server);
       insecureURL = await listen(
         server,
