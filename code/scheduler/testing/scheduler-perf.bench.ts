@@ -346,7 +346,12 @@ async function runWorkload(w: Workload, clients: number): Promise<WorkloadResult
   const cpu = { scheduler: 0, apiserver: 0 };
   const client = newForConfig({ host: url, qps: 5000, burst: 5000, userAgent: "kube-scheduler" });
   const factory = countingFactory(client, counts);
-  const sched = newScheduler({ client, informerFactory: factory, onError: (e) => errors.push(e.message) });
+  const sched = newScheduler({
+    client,
+    informerFactory: factory,
+    onError: (e) => errors.push(e.message),
+    log: process.env.SCHED_PERF_LOG ? (l) => process.stderr.write(`${l}\n`) : undefined,
+  });
   const firstErrors = () => [...new Set(errors)].slice(0, 3);
   try {
     for (const ns of new Set([w.init.namespace, w.measure.namespace]))
