@@ -105,9 +105,14 @@ export class Scheduler implements SearchState {
     this.percentageOfNodesToScore = o.percentageOfNodesToScore ?? 0;
   }
 
-  /** Run: schedule pods until the queue closes. */
+  /**
+   * Run: schedule pods until the queue closes. Between two cycles the loop yields to the event
+   * loop (setImmediate runs after pending I/O): a pop from a non-empty activeQ resolves as a
+   * microtask, so without the yield a full queue would run cycle after cycle while no binding,
+   * eviction or informer event reached the socket — upstream's goroutines run beside the loop.
+   */
   async run(): Promise<void> {
-    while (await this.scheduleOne()) {}
+    while (await this.scheduleOne()) await yieldToIO();
     await this.waitForBindings();
   }
 
@@ -355,4 +360,9 @@ export function truncateMessage(message: string): string {
   if (message.length <= noteLengthLimit) return message;
   const suffix = " ...";
   return message.slice(0, noteLengthLimit - suffix.length) + suffix;
+}
+
+/** One turn of the event loop: pending socket reads and writes run before the next cycle. */
+function yieldToIO(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
