@@ -74,7 +74,7 @@ describe("kube-controller-manager flags", () => {
     const bad = parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespaces"]);
     expect(bad).toBeInstanceOf(FlagError);
     expect((bad as FlagError).message).toBe(
-      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
+      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, disruption-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
     );
   });
 
@@ -168,7 +168,7 @@ describe("kube-controller-manager as a process", () => {
     try {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
-        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota",
+        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption",
         "--secure-port=0",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
@@ -193,7 +193,7 @@ describe("kube-controller-manager as a process", () => {
       expect(await p.waitForExit()).toBe(2);
       const lines = p.stderr().trim().split("\n");
       expect(lines).toEqual([
-        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
+        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
       ]);
     } finally {
       p?.kill();
