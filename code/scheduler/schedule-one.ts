@@ -111,10 +111,12 @@ export class Scheduler implements SearchState {
    * microtask, so without the yield a full queue would run cycle after cycle while no binding,
    * eviction or informer event reached the socket — upstream's goroutines run beside the loop.
    */
+  // #region run-loop
   async run(): Promise<void> {
     while (await this.scheduleOne()) await yieldToIO();
     await this.waitForBindings();
   }
+  // #endregion run-loop
 
   /** Resolves when every binding cycle started so far has ended (tests, shutdown). */
   async waitForBindings(): Promise<void> {
