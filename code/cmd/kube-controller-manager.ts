@@ -63,9 +63,8 @@ import {
   defaultLeaderElectionConfiguration,
   type LeaderElectionConfiguration,
 } from "../leaderelection/config.ts";
+import { newLeaderElectorFromConfiguration } from "../leaderelection/from-configuration.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
-import { newLeaderElector } from "../leaderelection/leader-elector.ts";
-import { newLockFromConfig } from "../leaderelection/resourcelock/lease-lock.ts";
 import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
 import { type HealthChecker, handleHealth } from "./cli/healthz.ts";
 import {
@@ -263,19 +262,7 @@ const kubeControllerManager = command({
     let stopping = false;
     /** The controllers, once this candidate leads (StartControllers runs in OnStartedLeading). */
     let starting: Promise<RunningControllerManager | undefined> | undefined;
-    const lock = newLockFromConfig(
-      le.resourceLock,
-      le.resourceNamespace,
-      le.resourceName,
-      { identity },
-      opts.rest,
-      le.renewDeadlineMs,
-    );
-    const elector = newLeaderElector({
-      lock,
-      leaseDuration: le.leaseDurationMs,
-      renewDeadline: le.renewDeadlineMs,
-      retryPeriod: le.retryPeriodMs,
+    const elector = newLeaderElectorFromConfiguration(le, opts.rest, identity, {
       watchDog,
       name: le.resourceName,
       // Upstream's leaderElectAndRun leaves ReleaseOnCancel false: a clean stop keeps the Lease.
@@ -303,11 +290,13 @@ const kubeControllerManager = command({
         onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
       },
     });
-    log(`I "Leader election candidate" identity="${identity}" lease="${lock.describe()}"`);
+    log(
+      `I "Leader election candidate" identity="${identity}" lease="${le.resourceNamespace}/${le.resourceName}"`,
+    );
     const elected = elector.run(election.signal);
     // #endregion leader-election
     return {
-      ready: `Waiting to lead (lease ${lock.describe()}) before starting controllers (API server ${opts.rest.host})`,
+      ready: `Waiting to lead (lease ${le.resourceNamespace}/${le.resourceName}) before starting controllers (API server ${opts.rest.host})`,
       async stop(signal) {
         stopping = true;
         log(`Received ${signal}; shutting down`);

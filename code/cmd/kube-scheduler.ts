@@ -60,9 +60,8 @@ import {
   defaultLeaderElectionConfiguration,
   type LeaderElectionConfiguration,
 } from "../leaderelection/config.ts";
+import { newLeaderElectorFromConfiguration } from "../leaderelection/from-configuration.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
-import { newLeaderElector } from "../leaderelection/leader-elector.ts";
-import { newLockFromConfig } from "../leaderelection/resourcelock/lease-lock.ts";
 import {
   ConfigLoadError,
   defaultConfiguration,
@@ -260,19 +259,7 @@ const kubeScheduler = command({
     const failedPromise = new Promise<void>((r) => {
       failed = r;
     });
-    const lock = newLockFromConfig(
-      le.resourceLock,
-      le.resourceNamespace,
-      le.resourceName,
-      { identity },
-      opts.rest,
-      le.renewDeadlineMs,
-    );
-    const elector = newLeaderElector({
-      lock,
-      leaseDuration: le.leaseDurationMs,
-      renewDeadline: le.renewDeadlineMs,
-      retryPeriod: le.retryPeriodMs,
+    const elector = newLeaderElectorFromConfiguration(le, opts.rest, identity, {
       watchDog,
       name: "kube-scheduler",
       releaseOnCancel: true,
@@ -295,11 +282,13 @@ const kubeScheduler = command({
         onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
       },
     });
-    log(`I "Leader election candidate" identity="${identity}" lease="${lock.describe()}"`);
+    log(
+      `I "Leader election candidate" identity="${identity}" lease="${le.resourceNamespace}/${le.resourceName}"`,
+    );
     const elected = elector.run(election.signal);
     // #endregion leader-election
     return {
-      ready: `"Caches are synced"; waiting to lead (lease ${lock.describe()}) before scheduling pods for profiles ${profiles} (API server ${opts.rest.host})`,
+      ready: `"Caches are synced"; waiting to lead (lease ${le.resourceNamespace}/${le.resourceName}) before scheduling pods for profiles ${profiles} (API server ${opts.rest.host})`,
       failed: failedPromise,
       async stop(signal) {
         stopping = true;

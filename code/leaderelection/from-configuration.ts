@@ -1,0 +1,49 @@
+/**
+ * newLeaderElectorFromConfiguration — a component's elector from its `leaderElection` block:
+ * the Lease lock its flags name, and the elector with the block's three durations.
+ * Mirrors what kube-scheduler (cmd/kube-scheduler/app/options) and kube-controller-manager
+ * (cmd/kube-controller-manager/app) each do before leaderelection.RunOrDie.
+ *
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (makeLeaderElectionConfig)
+ * @upstream kubernetes/client-go tools/leaderelection/resourcelock/interface.go (NewFromKubeconfig)
+ * @chapter 06-leader-election
+ *
+ * Solves: both binaries turned the same configuration into a lock and an elector line by line;
+ * here once, so the durations and the lock's client timeout cannot drift apart between them.
+ *
+ * Invariants: the lock's client times out at max(1 s, renewDeadline / 2), as NewFromKubeconfig;
+ * an unknown lock type throws before any request.
+ */
+import type { Config } from "../client/rest/config.ts";
+import type { LeaderElectionConfiguration } from "./config.ts";
+import { type LeaderElectionConfig, type LeaderElector, newLeaderElector } from "./leader-elector.ts";
+import { newLockFromConfig } from "./resourcelock/lease-lock.ts";
+
+/** What the component decides itself: its callbacks, name, health check, release on stop. */
+export type ComponentElection = Omit<
+  LeaderElectionConfig,
+  "lock" | "leaseDuration" | "renewDeadline" | "retryPeriod"
+>;
+
+export function newLeaderElectorFromConfiguration(
+  le: LeaderElectionConfiguration,
+  rest: Config,
+  identity: string,
+  component: ComponentElection,
+): LeaderElector {
+  const lock = newLockFromConfig(
+    le.resourceLock,
+    le.resourceNamespace,
+    le.resourceName,
+    { identity },
+    rest,
+    le.renewDeadlineMs,
+  );
+  return newLeaderElector({
+    ...component,
+    lock,
+    leaseDuration: le.leaseDurationMs,
+    renewDeadline: le.renewDeadlineMs,
+    retryPeriod: le.retryPeriodMs,
+  });
+}
