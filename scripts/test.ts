@@ -59,11 +59,13 @@ if (existsSync(jsonOut)) {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
-    numFailedTestSuites: number;
+    testResults: { status: string; assertionResults: unknown[] }[];
   };
   passed = r.numPassedTests;
-  // A test file that failed to load has no failed tests but is a failure all the same.
-  failed = r.numFailedTests + r.numFailedTestSuites;
+  // A test file that failed to load has no failed tests but is a failure all the same. (Not
+  // numFailedTestSuites: it counts every describe block around a failed test as one more.)
+  const unloaded = r.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0);
+  failed = r.numFailedTests + unloaded.length;
   skipped = r.numPendingTests + r.numTodoTests;
 } else {
   failed = 1;

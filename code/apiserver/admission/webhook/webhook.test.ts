@@ -135,7 +135,21 @@ describe("serving the configurations", () => {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "MutatingWebhookConfiguration",
       metadata: { name: "defaults" },
-      webhooks: [hook("d.example.com", "/allow")],
+      // Rules on a resource no other test creates: this configuration has no probe webhook, so
+      // afterEach cannot wait for the plugin to drop it, and a pod webhook left in effect for a
+      // moment would answer the next test's pod create (with this test's timeoutSeconds: 5).
+      webhooks: [
+        hook("d.example.com", "/allow", {
+          rules: [
+            {
+              operations: ["CREATE"],
+              apiGroups: [""],
+              apiVersions: ["v1"],
+              resources: ["replicationcontrollers"],
+            },
+          ],
+        }),
+      ],
     });
     registered.push({ resource: "mutatingwebhookconfigurations", name: "defaults" });
     expect(r.code).toBe(201);
