@@ -26,7 +26,9 @@ let build: BuildResult;
 beforeAll(async () => {
   build = await buildSite(root, outDir);
   console.log(`site build: exit ${build.code} in ${build.seconds.toFixed(1)} s`);
-}, 300_000);
+  // The build takes about 100 s alone; beside another test file on two cores (npm test runs two
+  // at once) it can take three times that.
+}, 900_000);
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 describe("the course site", () => {

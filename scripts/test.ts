@@ -59,13 +59,16 @@ if (existsSync(jsonOut)) {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
-    testResults: { status: string; assertionResults: unknown[] }[];
+    testResults: { status: string; assertionResults: { status: string }[] }[];
   };
   passed = r.numPassedTests;
-  // A test file that failed to load has no failed tests but is a failure all the same. (Not
-  // numFailedTestSuites: it counts every describe block around a failed test as one more.)
-  const unloaded = r.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0);
-  failed = r.numFailedTests + unloaded.length;
+  // A test file that failed with no failed test in it (it did not load, or a beforeAll failed and
+  // its tests were skipped) is a failure all the same. (Not numFailedTestSuites: it counts every
+  // describe block around a failed test as one more.)
+  const failedFiles = r.testResults.filter(
+    (f) => f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed"),
+  );
+  failed = r.numFailedTests + failedFiles.length;
   skipped = r.numPendingTests + r.numTodoTests;
 } else {
   failed = 1;

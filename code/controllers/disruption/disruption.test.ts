@@ -147,7 +147,9 @@ describe("the disruption controller", () => {
     await createPdb("api", { maxUnavailable: "50%", selector: { matchLabels: { app: "api" } } });
     // expected = the Deployment's 4 (not the RS's 2, nor the 3 pods); ceil(50% × 4) = 2 may be
     // unavailable, so desired = 4 − 2 = 2; healthy 3 − 2 = 1 allowed.
-    const s = await statusWhen("api", (p) => p.status?.expectedPods === 4);
+    // The controller's pod informer may see the PDB before the last pod's Ready status (a loaded
+    // machine): wait for the status that counts all three, then check every figure.
+    const s = await statusWhen("api", (p) => p.status?.expectedPods === 4 && p.status?.currentHealthy === 3);
     expect(s.status).toMatchObject({
       expectedPods: 4,
       desiredHealthy: 2,

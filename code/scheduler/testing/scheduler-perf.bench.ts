@@ -245,6 +245,9 @@ function endStatus(): void {
 async function until(done: () => boolean, count: () => number, what: () => string): Promise<void> {
   let last = count();
   let moved = performance.now();
+  // Every phase announces itself, however soon after the last line it starts (the 5 s rule
+  // below would otherwise swallow a short phase whole).
+  status(what(), true);
   while (!done()) {
     await sleep(100);
     status(what());
