@@ -249,8 +249,8 @@ async function main(): Promise<number> {
     const killTakeover = Date.now() - killedAt;
     const leader2 = byIdentity(holderOf(afterKill)) as Scheduler;
     say(
-      `${green(`${leader2.name} leads ${seconds(killTakeover)} after the kill`)} — bound: leaseDuration ${seconds(durations.lease)} ` +
-        `after the last renewal ${leader2.name} saw, plus its next try (≤ ${seconds(maxJitteredRetry)})`,
+      `${green(`${leader2.name} leads ${seconds(killTakeover)} after the kill`)} — bound: leaseDuration (${seconds(durations.lease)}) ` +
+        `after the last renewal ${leader2.name} saw (up to ${seconds(durations.retry)} before the kill), plus its next try (≤ ${seconds(maxJitteredRetry)})`,
     );
     showLease(afterKill);
     note(
@@ -367,7 +367,11 @@ async function main(): Promise<number> {
     // #region summary
     step("What was measured");
     const rows: [string, number, string][] = [
-      ["kill -9 → new leader", killTakeover, "leaseDuration + the next try (≤ 3.1 s)"],
+      [
+        "kill -9 → new leader",
+        killTakeover,
+        "leaseDuration from the last renewal seen + the next try (1.5 … 3.1 s)",
+      ],
       ["SIGTERM → new leader", termTakeover, "the release + the next try (≤ 1.1 s)"],
       ["SIGSTOP → new leader", stopTakeover, "as kill -9: a follower cannot tell the two apart"],
       ["SIGCONT → old leader gives up", gaveUp - resumedAt, "renewDeadline (1.5 s): the stale-leader window"],
