@@ -86,17 +86,23 @@ function httpsGet(url: string): Promise<string> {
   });
 }
 
-/** How many pods `s` has bound, from its own /metrics; undefined once it no longer answers. */
-async function scheduledBy(s: Scheduler): Promise<number | undefined> {
+/** One series of `s`'s /metrics (0 when absent); undefined once the process no longer answers. */
+async function metric(s: Scheduler, series: RegExp): Promise<number | undefined> {
   try {
-    const body = await httpsGet(`https://127.0.0.1:${s.port}/metrics`);
-    const m =
-      /scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} (\d+)/.exec(body);
+    const m = series.exec(await httpsGet(`https://127.0.0.1:${s.port}/metrics`));
     return m ? Number(m[1]) : 0;
   } catch {
     return undefined;
   }
 }
+
+/** How many pods `s` has bound. */
+const scheduledBy = (s: Scheduler) =>
+  metric(s, /scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} (\d+)/);
+
+/** leader_election_master_status: 1 while `s` believes it leads. */
+const masterStatus = (s: Scheduler) =>
+  metric(s, /leader_election_master_status\{name="kube-scheduler"\} (\d+)/);
 
 /** Polls `check` every 20 ms until it gives a value; throws after `ms`. */
 async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 30_000) {
@@ -228,8 +234,11 @@ async function main(): Promise<number> {
       const pods = await api.coreV1.pods("default").list();
       return pods.items.every((p) => p.spec.nodeName) && pods.items.length === 3 ? true : undefined;
     });
-    say("Three pods created and bound. Bindings per process, from each one's /metrics:");
-    for (const s of [a, b, c]) say(`  ${s.name}  scheduled ${await scheduledBy(s)}`);
+    say("Three pods created and bound. From each process's own /metrics:");
+    for (const s of [a, b, c])
+      say(
+        `  ${s.name}  scheduled ${await scheduledBy(s)}   leader_election_master_status ${await masterStatus(s)}`,
+      );
     note("Only the holder runs scheduling cycles; the followers' queues fill, but nothing pops them.");
     // #endregion who-leads
 
