@@ -43,6 +43,7 @@ import {
   sleep,
   step,
   stopOnInterrupt,
+  within,
   yellow,
 } from "../demo.ts";
 
@@ -308,7 +309,6 @@ async function main(): Promise<number> {
     // #region stale-leader
     const followers = schedulers.filter((s) => !gone.has(s) && s !== leader3);
     step(`SIGSTOP the leader (${leader3.name}) past its lease, then SIGCONT: the stale leader`);
-    const scheduledBefore = (await scheduledBy(leader3)) ?? 0;
     const stopFrom = leader3.process.stderr().length;
     const stoppedAt = Date.now();
     leader3.process.child.kill("SIGSTOP");
@@ -324,9 +324,15 @@ async function main(): Promise<number> {
     showLease(afterStop);
     await sleep(300);
     const resumedAt = Date.now();
+    const followerBefore = (await scheduledBy(follower)) ?? 0;
     leader3.process.child.kill("SIGCONT");
+    // Watch the woken process from the moment it wakes: what it logs, and when it exits.
+    const sawOtherP = stderrAfter(leader3, `lock is held by ${follower.identity}`, stopFrom);
+    const gaveUpP = stderrAfter(leader3, "failed to renew lease", stopFrom);
+    const exitP = leader3.process.exit.then((code) => ({ code, at: Date.now() }));
     // Work for whoever believes it leads: both may now run scheduling cycles.
-    for (const p of ["s1", "s2", "s3", "s4"]) {
+    const stalePods = ["s1", "s2", "s3", "s4"];
+    for (const p of stalePods) {
       await api.coreV1.pods("default").create({
         apiVersion: "v1",
         kind: "Pod",
@@ -334,23 +340,20 @@ async function main(): Promise<number> {
         spec: { containers: [{ name: "c", image: "registry.k8s.io/pause:3.10" }] },
       });
     }
-    // Count what the woken process binds, from its own /metrics, for as long as it answers.
-    let lastCount = scheduledBefore;
-    let exited = false;
-    const counting = (async () => {
-      while (!exited) {
-        const n = await scheduledBy(leader3);
-        if (n !== undefined) lastCount = n;
-        await sleep(100);
-      }
-    })();
-    const sawOther = await stderrAfter(leader3, `lock is held by ${follower.identity}`, stopFrom);
-    const gaveUp = await stderrAfter(leader3, "failed to renew lease", stopFrom);
-    const staleCode = await leader3.process.waitForExit(30_000);
+    const [sawOther, gaveUp, exit] = await Promise.all([
+      sawOtherP,
+      gaveUpP,
+      within(30_000, exitP, "the exit"),
+    ]);
     gone.add(leader3);
-    const exitedAt = Date.now();
-    exited = true;
-    await counting;
+    await until("s1 … s4 to be bound", async () => {
+      const pods = await Promise.all(stalePods.map((p) => api.coreV1.pods("default").get(p)));
+      return pods.every((p) => p.spec.nodeName) ? true : undefined;
+    });
+    // Each pod is bound exactly once (a second binding gets 409), so what the new leader did not
+    // bind, the woken one did; the new leader's own /metrics says how many it bound.
+    const byFollower = ((await scheduledBy(follower)) ?? followerBefore) - followerBefore;
+    const byStale = stalePods.length - byFollower;
     const staleLines = leader3.process.stderr().slice(stopFrom).split("\n");
     say(`After SIGCONT, ${leader3.name} said:`);
     for (const line of staleLines) {
@@ -362,10 +365,10 @@ async function main(): Promise<number> {
       `${leader3.name} read the Lease and saw ${follower.name} hold it ${seconds(sawOther - resumedAt)} after waking,`,
     );
     say(
-      `${red(`yet it still led until its renew deadline ran out: ${seconds(gaveUp - resumedAt)}`)} (renewDeadline ${seconds(durations.renew)}), and exited ${staleCode} at ${seconds(exitedAt - resumedAt)}.`,
+      `${red(`yet it still led until its renew deadline ran out: ${seconds(gaveUp - resumedAt)}`)} (renewDeadline ${seconds(durations.renew)}), and exited ${exit.code} at ${seconds(exit.at - resumedAt)}.`,
     );
     say(
-      `Pods it bound in that window: ${lastCount - scheduledBefore} of 4 (the rest by ${follower.name}; a pod bound twice gets 409 "already assigned").`,
+      `Pods it bound in that window: ${byStale} of ${stalePods.length} (${follower.name} bound ${byFollower}; a pod bound twice gets 409 "already assigned").`,
     );
     note("That is the stale-leader window: the Lease is not a fence. The API server's checks on each write");
     note(
