@@ -29,6 +29,7 @@
  * - the informers start and sync before the election, so a follower's caches are warm when it
  *   takes over and its /readyz is green; only the leader runs scheduling cycles;
  * - `/healthz` and `/readyz` include the elector's check (HealthzAdaptor, 20 s past the lease);
+ *   `/metrics` has `leader_election_master_status{name="kube-scheduler"}` (1 while leading);
  * - leadership lost → `E "Leaderelection lost"` and exit 1 at once, as klog.FlushAndExit: a
  *   process that may be a stale leader must not bind one more pod;
  * - SIGTERM → the loop stops, the bindings in flight finish, the Lease is released
@@ -62,6 +63,7 @@ import {
 } from "../leaderelection/config.ts";
 import { newLeaderElectorFromConfiguration } from "../leaderelection/from-configuration.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
+import { leaderElectionMetrics } from "../leaderelection/metrics.ts";
 import {
   ConfigLoadError,
   defaultConfiguration,
@@ -263,6 +265,8 @@ const kubeScheduler = command({
       watchDog,
       name: "kube-scheduler",
       releaseOnCancel: true,
+      // leader_election_master_status on /metrics, as upstream's (component-base's provider).
+      metrics: leaderElectionMetrics(scheduler.metrics.registry),
       log: (line) => log(`I "${line}"`),
       callbacks: {
         onStartedLeading: (leading) => {
