@@ -15,10 +15,22 @@
  *   the `hang` fault is not in flight (it is parked until its signal aborts, like a partition);
  * - `advance(ms)` leaves the clock exactly `ms` later, with every timer due on the way fired in
  *   order and every candidate parked again.
+ * - a `Candidate` is one real LeaderElector on a FaultyLock over a LeaseLock; its `steps` (chapter
+ *   6's exercises: the learner's decisions) replace only the functions they name.
  */
 import { isConflict, newStatusError, StatusError } from "../../client/errors.ts";
+import type { CoordinationV1Client } from "../../client/kubernetes/clientset.ts";
 import type { FakeClock } from "../../client/util/clock.ts";
+import { mulberry32 } from "../../testing/random.ts";
+import {
+  defaultElectionSteps,
+  type ElectionSteps,
+  type LeaderElectionConfig,
+  type LeaderElector,
+  newLeaderElector,
+} from "../leader-elector.ts";
 import type { Interface, LeaderElectionRecord, ObservedLock } from "../resourcelock/interface.ts";
+import { LeaseLock } from "../resourcelock/lease-lock.ts";
 
 export type Fault = "none" | "fail" | "hang";
 
@@ -171,3 +183,94 @@ export async function advanceUntil(
   return clock.now() - start;
 }
 // #endregion driver
+
+// #region candidates
+/** What one candidate's callbacks saw, in order, with the fake time of each. */
+export interface Seen {
+  started: number[];
+  stopped: number[];
+  newLeaders: string[];
+  leadingSignal?: AbortSignal;
+  logs: string[];
+}
+
+export interface Candidate {
+  id: string;
+  lock: FaultyLock;
+  le: LeaderElector;
+  seen: Seen;
+  abort: AbortController;
+  /** `run`'s promise, once `runAll` started it. */
+  done?: Promise<void>;
+}
+
+export interface CandidateOptions {
+  clock: FakeClock;
+  leases: CoordinationV1Client;
+  /** The Lease, `namespace/name`. */
+  lease: { namespace: string; name: string };
+  id: string;
+  /** Over the defaults: upstream's core components' 15 s / 10 s / 2 s, jitter seeded from `id`. */
+  config?: Partial<LeaderElectionConfig>;
+  /** The election's decisions to use instead of the course's (exercises pass the learner's). */
+  steps?: Partial<ElectionSteps>;
+}
+
+/** A real LeaderElector on a Lease, recording what its callbacks and log saw. */
+export function newCandidate(o: CandidateOptions): Candidate {
+  const { clock, id } = o;
+  const inner = new LeaseLock({ leaseMeta: o.lease, client: o.leases, lockConfig: { identity: id } });
+  const lock = new FaultyLock(inner, clock);
+  const seen: Seen = { started: [], stopped: [], newLeaders: [], logs: [] };
+  let seed = 0;
+  for (const ch of id) seed = seed * 31 + ch.charCodeAt(0);
+  const le = newLeaderElector(
+    {
+      lock,
+      leaseDuration: 15_000,
+      renewDeadline: 10_000,
+      retryPeriod: 2_000,
+      name: o.lease.name,
+      clock,
+      random: mulberry32(seed),
+      log: (l) => seen.logs.push(l),
+      callbacks: {
+        onStartedLeading: (signal) => {
+          seen.started.push(clock.now());
+          seen.leadingSignal = signal;
+        },
+        onStoppedLeading: () => {
+          seen.stopped.push(clock.now());
+        },
+        onNewLeader: (identity) => {
+          seen.newLeaders.push(identity);
+        },
+      },
+      ...o.config,
+    },
+    { ...defaultElectionSteps, ...o.steps },
+  );
+  return { id, lock, le, seen, abort: new AbortController() };
+}
+
+/** Starts `run` on each candidate. */
+export function runAll(cs: Candidate[]): void {
+  for (const c of cs) c.done = c.le.run(c.abort.signal);
+}
+
+/** Aborts every candidate and waits until each `run` has ended (releases included). */
+export async function stopAll(clock: FakeClock, cs: Candidate[]): Promise<void> {
+  for (const c of cs) c.abort.abort();
+  await advance(
+    clock,
+    cs.map((c) => c.lock),
+    0,
+  );
+  await Promise.all(cs.map((c) => c.done));
+}
+
+/** The candidates leading now, by the callbacks: started and not yet stopped. */
+export function leading(cs: Candidate[]): Candidate[] {
+  return cs.filter((c) => c.seen.started.length > c.seen.stopped.length);
+}
+// #endregion candidates
