@@ -34,7 +34,12 @@
  * - the renew deadline is a timer on the injected clock that aborts the in-flight request; Go's
  *   context deadline does the same on the real clock;
  * - the watchdog is tied to the elector in `newLeaderElector` (upstream: only in RunOrDie);
- * - coordinated leader election (tryCoordinatedRenew, alpha in 1.32) is left out.
+ * - coordinated leader election (tryCoordinatedRenew, alpha in 1.32) is left out;
+ * - the decisions are functions the elector is given (ElectionSteps: observe, isLeaseValid,
+ *   decideAcquireOrRenew, renewLoop, release; ours by default), so that chapter 6's exercises
+ *   run the learner's versions inside it; upstream has them inline in its methods;
+ * - renewLoop reports only the error that lost the lease: a cancel mid-round ends it quietly,
+ *   where upstream also logs "failed to renew lease …: context canceled" on the way out.
  */
 import { isNotFound } from "../client/errors.ts";
 import { type Clock, realClock, sleep } from "../client/util/clock.ts";

@@ -200,8 +200,10 @@ export interface Candidate {
   le: LeaderElector;
   seen: Seen;
   abort: AbortController;
-  /** `run`'s promise, once `runAll` started it. */
+  /** `run`'s promise, once `runAll` started it (it resolves even if `run` failed: see `failure`). */
   done?: Promise<void>;
+  /** The first error one of `steps` threw, or `run` rejected with. */
+  failure?: unknown;
 }
 
 export interface CandidateOptions {
@@ -248,14 +250,59 @@ export function newCandidate(o: CandidateOptions): Candidate {
       },
       ...o.config,
     },
-    { ...defaultElectionSteps, ...o.steps },
+    { ...defaultElectionSteps, ...noted(o.steps ?? {}, (err) => (c.failure ??= err)) },
   );
-  return { id, lock, le, seen, abort: new AbortController() };
+  const c: Candidate = { id, lock, le, seen, abort: new AbortController() };
+  return c;
+}
+
+/**
+ * `steps`, each noting what it throws (or rejects with) before passing it on: the elector logs a
+ * failed step and carries on, so without this a learner's unfinished step (the stubs throw
+ * `TODO: …`) would surface as a timeout far from its cause. Errors of the lock (a 409, a
+ * deadline) are the election's ordinary weather, not failures: only an Error that is not a
+ * StatusError and not an abort counts.
+ */
+function noted(steps: Partial<ElectionSteps>, note: (err: unknown) => void): Partial<ElectionSteps> {
+  const isFailure = (err: unknown) =>
+    err instanceof Error && !(err instanceof StatusError) && err.name !== "AbortError";
+  const wrap =
+    <A extends unknown[], R>(f: (...args: A) => R) =>
+    (...args: A): R => {
+      try {
+        const r = f(...args);
+        if (r instanceof Promise) {
+          return r.catch((err: unknown) => {
+            if (isFailure(err)) note(err);
+            throw err;
+          }) as R;
+        }
+        return r;
+      } catch (err) {
+        if (isFailure(err)) note(err);
+        throw err;
+      }
+    };
+  const out: Partial<ElectionSteps> = {};
+  for (const [k, f] of Object.entries(steps) as [keyof ElectionSteps, (...a: unknown[]) => unknown][]) {
+    (out as Record<string, unknown>)[k] = wrap(f);
+  }
+  return out;
+}
+
+/** Throws the first failure of any of `cs` (a step's error, or `run`'s), so a test fails with its cause. */
+export function throwIfFailed(cs: Candidate[]): void {
+  const failed = cs.find((c) => c.failure !== undefined);
+  if (failed) throw failed.failure;
 }
 
 /** Starts `run` on each candidate. */
 export function runAll(cs: Candidate[]): void {
-  for (const c of cs) c.done = c.le.run(c.abort.signal);
+  for (const c of cs) {
+    c.done = c.le.run(c.abort.signal).catch((err: unknown) => {
+      c.failure ??= err;
+    });
+  }
 }
 
 /** Aborts every candidate and waits until each `run` has ended (releases included). */
@@ -267,6 +314,38 @@ export async function stopAll(clock: FakeClock, cs: Candidate[]): Promise<void> 
     0,
   );
   await Promise.all(cs.map((c) => c.done));
+}
+
+/** `advance` over the candidates' locks, failing with a candidate's own error as soon as there is one. */
+export async function advanceCandidates(clock: FakeClock, cs: Candidate[], ms: number): Promise<void> {
+  throwIfFailed(cs);
+  await advance(
+    clock,
+    cs.map((c) => c.lock),
+    ms,
+  );
+  throwIfFailed(cs);
+}
+
+/** `advanceUntil` over the candidates' locks, failing with a candidate's own error as soon as there is one. */
+export function advanceCandidatesUntil(
+  clock: FakeClock,
+  cs: Candidate[],
+  cond: () => boolean,
+  maxMs: number,
+  stepMs = 100,
+): Promise<number> {
+  const checked = () => {
+    throwIfFailed(cs);
+    return cond();
+  };
+  return advanceUntil(
+    clock,
+    cs.map((c) => c.lock),
+    checked,
+    maxMs,
+    stepMs,
+  );
 }
 
 /** The candidates leading now, by the callbacks: started and not yet stopped. */

@@ -11,8 +11,8 @@ import type { LeaderElectionConfig } from "../../../code/leaderelection/leader-e
 import type { LeaderElectionRecord } from "../../../code/leaderelection/resourcelock/interface.ts";
 import { parseMicroTime } from "../../../code/leaderelection/resourcelock/lease-lock.ts";
 import {
-  advance,
-  advanceUntil,
+  advanceCandidates,
+  advanceCandidatesUntil,
   type Candidate,
   leading,
   newCandidate,
@@ -142,11 +142,7 @@ describe("inside the real LeaderElector", () => {
   /** Advances `ms` in 500 ms steps; fails if two candidates ever lead at once. */
   async function watchOneLeader(clock: FakeClock, cs: Candidate[], ms: number): Promise<void> {
     for (let t = 0; t < ms; t += 500) {
-      await advance(
-        clock,
-        cs.map((c) => c.lock),
-        500,
-      );
+      await advanceCandidates(clock, cs, 500);
       expect(
         leading(cs).map((c) => c.id).length,
         `two leaders at ${clock.now() - t0} ms`,
@@ -176,15 +172,11 @@ describe("inside the real LeaderElector", () => {
     const cs = candidates(clock, ["a", "b"]);
     const [a] = cs;
     runAll([a]);
-    await advanceUntil(clock, [a.lock], () => a.seen.started.length > 0, 10 * second);
+    await advanceCandidatesUntil(clock, [a], () => a.seen.started.length > 0, 10 * second);
     runAll(cs.slice(1));
     const first = await getLease(cs);
     for (let i = 0; i < 3; i++) {
-      await advance(
-        clock,
-        cs.map((c) => c.lock),
-        3 * second,
-      );
+      await advanceCandidates(clock, cs, 3 * second);
       // `kubectl annotate lease`: a new resourceVersion, the same spec.
       const cur = await getLease(cs);
       await client.coordinationV1.leases(ns).update({
@@ -212,7 +204,7 @@ describe("inside the real LeaderElector", () => {
     const cs = candidates(clock, ["a", "b", "c"]);
     const [a, ...followers] = cs;
     runAll([a]);
-    await advanceUntil(clock, [a.lock], () => a.seen.started.length > 0, 10 * second);
+    await advanceCandidatesUntil(clock, [a], () => a.seen.started.length > 0, 10 * second);
     runAll(followers);
     await watchOneLeader(clock, cs, 6 * second);
     a.lock.fault = "fail"; // a can no longer reach the server
@@ -233,21 +225,12 @@ describe("inside the real LeaderElector", () => {
     const cs = candidates(clock, ["a", "b"], { releaseOnCancel: true });
     const [a, b] = cs;
     runAll([a]);
-    await advanceUntil(clock, [a.lock], () => a.seen.started.length > 0, 10 * second);
+    await advanceCandidatesUntil(clock, [a], () => a.seen.started.length > 0, 10 * second);
     runAll([b]);
-    await advance(
-      clock,
-      cs.map((c) => c.lock),
-      5 * second,
-    );
+    await advanceCandidates(clock, cs, 5 * second);
     a.abort.abort();
     const cancelledAt = clock.now();
-    await advanceUntil(
-      clock,
-      cs.map((c) => c.lock),
-      () => b.seen.started.length > 0,
-      30 * second,
-    );
+    await advanceCandidatesUntil(clock, cs, () => b.seen.started.length > 0, 30 * second);
     expect(b.seen.started[0] - cancelledAt).toBeLessThanOrEqual(2 * second * 2.2);
     expect((await getLease(cs)).spec).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 });
     await stopAll(clock, cs);

@@ -10,8 +10,8 @@ import { emptyObservation } from "../../../code/leaderelection/acquire-or-renew.
 import type { LeaderElectionRecord } from "../../../code/leaderelection/resourcelock/interface.ts";
 import { formatMicroTime, rawRecord } from "../../../code/leaderelection/resourcelock/lease-lock.ts";
 import {
-  advance,
-  advanceUntil,
+  advanceCandidates,
+  advanceCandidatesUntil,
   type Candidate,
   newCandidate,
   runAll,
@@ -139,7 +139,7 @@ describe("inside the real LeaderElector", () => {
       await otherWrites(name, clock.now() + skew, 16);
       const b = follower(clock, name);
       runAll([b]);
-      const took = await advanceUntil(clock, [b.lock], () => b.seen.started.length > 0, 60 * second);
+      const took = await advanceCandidatesUntil(clock, [b], () => b.seen.started.length > 0, 60 * second);
       expect(took).toBe(16 * second);
       expect((await leases().get(name)).spec).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 });
       await stopAll(clock, [b]);
@@ -153,7 +153,7 @@ describe("inside the real LeaderElector", () => {
     const b = follower(clock, name);
     runAll([b]);
     for (let t = 0; t < 60; t += 3) {
-      await advance(clock, [b.lock], 3 * second);
+      await advanceCandidates(clock, [b], 3 * second);
       // It renews every 3 s with its own (wrong) clock: the bytes change, and that is what b trusts.
       await otherWrites(name, clock.now() - hour);
     }
@@ -171,10 +171,10 @@ describe("inside the real LeaderElector", () => {
     runAll([b]);
     // Renewals for 9 s (b reads at 0, 2, …; the last change it sees is at 10 s), then silence.
     for (let t = 0; t < 9; t += 3) {
-      await advance(clock, [b.lock], 3 * second);
+      await advanceCandidates(clock, [b], 3 * second);
       await otherWrites(name, clock.now() + hour, 16);
     }
-    const took = await advanceUntil(clock, [b.lock], () => b.seen.started.length > 0, 60 * second);
+    const took = await advanceCandidatesUntil(clock, [b], () => b.seen.started.length > 0, 60 * second);
     expect(b.seen.started[0] - t0).toBe(10 * second + 16 * second);
     expect(took).toBeGreaterThan(0);
     await stopAll(clock, [b]);

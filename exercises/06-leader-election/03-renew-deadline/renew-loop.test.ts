@@ -7,7 +7,8 @@ import { type Clientset, newForConfig } from "../../../code/client/kubernetes/cl
 import { FakeClock, sleep } from "../../../code/client/util/clock.ts";
 import {
   advance,
-  advanceUntil,
+  advanceCandidates,
+  advanceCandidatesUntil,
   newCandidate,
   runAll,
   stopAll,
@@ -35,17 +36,27 @@ function scripted(script: (t: number) => Answer) {
     return false;
   };
   let ended: { at: number; value: string | undefined } | undefined;
-  const done = renewLoop(abort.signal, tryRenew, { clock, renewDeadline, retryPeriod }).then((value) => {
-    ended = { at: clock.now(), value };
-  });
+  let failure: unknown;
+  const done = renewLoop(abort.signal, tryRenew, { clock, renewDeadline, retryPeriod }).then(
+    (value) => {
+      ended = { at: clock.now(), value };
+    },
+    (err: unknown) => {
+      failure = err;
+    },
+  );
+  /** Moves fake time `ms` on, timer by timer; a loop that threw fails the test with its error. */
+  const run = async (ms: number) => {
+    await advance(clock, [], ms);
+    if (failure !== undefined) throw failure;
+  };
   return {
     clock,
     abort,
     tries,
     done,
     ended: () => ended,
-    /** Moves fake time `ms` on, timer by timer (nothing is on the wire: no locks to wait for). */
-    run: (ms: number) => advance(clock, [], ms),
+    run,
     /** Stops a loop that is still running, so a wrong one cannot outlive its test. */
     stop: async () => {
       abort.abort();
@@ -148,16 +159,16 @@ describe("inside the real LeaderElector", () => {
     const [a, b] = ["a", "b"].map((id) =>
       newCandidate({ clock, leases: client.coordinationV1, lease, id, steps: { renewLoop } }),
     );
-    const locks = [a.lock, b.lock];
+    const cs = [a, b];
     runAll([a]);
-    await advanceUntil(clock, [a.lock], () => a.seen.started.length > 0, 10 * second);
+    await advanceCandidatesUntil(clock, [a], () => a.seen.started.length > 0, 10 * second);
     runAll([b]);
-    await advance(clock, locks, 5 * second);
+    await advanceCandidates(clock, cs, 5 * second);
 
     a.lock.fault = "fail"; // 503s for 6 s
-    await advance(clock, locks, 6 * second);
+    await advanceCandidates(clock, cs, 6 * second);
     a.lock.fault = "none";
-    await advance(clock, locks, 10 * second);
+    await advanceCandidates(clock, cs, 10 * second);
     expect(a.seen.stopped).toEqual([]);
     expect(a.seen.leadingSignal?.aborted).toBe(false);
     expect(a.le.isLeader()).toBe(true);
@@ -166,13 +177,13 @@ describe("inside the real LeaderElector", () => {
     const lastRenewal = Math.max(
       ...a.lock.calls.filter((c) => c.op === "update" && !c.error).map((c) => c.at),
     );
-    await advanceUntil(clock, locks, () => a.seen.stopped.length > 0, 30 * second);
+    await advanceCandidatesUntil(clock, cs, () => a.seen.stopped.length > 0, 30 * second);
     const stoppedAt = a.seen.stopped[0];
     expect(stoppedAt - lastRenewal).toBe(retryPeriod + renewDeadline);
     expect(a.seen.leadingSignal?.aborted).toBe(true);
     expect(a.seen.logs.some((l) => l.endsWith(": context deadline exceeded"))).toBe(true);
 
-    await advanceUntil(clock, locks, () => b.seen.started.length > 0, 30 * second);
+    await advanceCandidatesUntil(clock, cs, () => b.seen.started.length > 0, 30 * second);
     expect(b.seen.started[0]).toBeGreaterThan(stoppedAt);
     await stopAll(clock, [a, b]);
   });
