@@ -232,6 +232,13 @@ describe("inside the real LeaderElector", () => {
     const cancelledAt = clock.now();
     await advanceCandidatesUntil(clock, cs, () => b.seen.started.length > 0, 30 * second);
     expect(b.seen.started[0] - cancelledAt).toBeLessThanOrEqual(2 * second * 2.2);
+    // b's very first read after the release is followed by its write: it did not wait.
+    const released = a.lock.calls.find((c) => c.op === "update" && c.holder === "");
+    expect(released).toBeDefined();
+    const after = b.lock.calls
+      .filter((c) => c.at > (released?.at ?? 0))
+      .map((c) => `${c.op} ${c.holder ?? ""}`);
+    expect(after.slice(0, 2)).toEqual(["get ", "update b"]);
     expect((await getLease(cs)).spec).toMatchObject({ holderIdentity: "b", leaseTransitions: 1 });
     await stopAll(clock, cs);
   });
