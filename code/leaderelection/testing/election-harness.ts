@@ -26,7 +26,7 @@ import {
   defaultElectionSteps,
   type ElectionSteps,
   type LeaderElectionConfig,
-  type LeaderElector,
+  LeaderElector,
   newLeaderElector,
 } from "../leader-elector.ts";
 import type { Interface, LeaderElectionRecord, ObservedLock } from "../resourcelock/interface.ts";
@@ -216,6 +216,8 @@ export interface CandidateOptions {
   config?: Partial<LeaderElectionConfig>;
   /** The election's decisions to use instead of the course's (exercises pass the learner's). */
   steps?: Partial<ElectionSteps>;
+  /** Skip NewLeaderElector's checks: only to show, on a real elector, what a refused config does. */
+  unvalidated?: boolean;
 }
 
 /** A real LeaderElector on a Lease, recording what its callbacks and log saw. */
@@ -226,7 +228,10 @@ export function newCandidate(o: CandidateOptions): Candidate {
   const seen: Seen = { started: [], stopped: [], newLeaders: [], logs: [] };
   let seed = 0;
   for (const ch of id) seed = seed * 31 + ch.charCodeAt(0);
-  const le = newLeaderElector(
+  const build = o.unvalidated
+    ? (c: LeaderElectionConfig, s: ElectionSteps) => new LeaderElector(c, s)
+    : newLeaderElector;
+  const le = build(
     {
       lock,
       leaseDuration: 15_000,
