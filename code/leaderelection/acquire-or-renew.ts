@@ -93,9 +93,15 @@ export function desiredRecord(
 /**
  * Step 1, the fast path: a leader whose lease is still valid writes without reading first,
  * assuming the record it wrote last is still the current one (a 409 sends it to the slow path).
+ * `leaseValid` is isLeaseValid's answer (the elector passes the one it was built with).
  */
-export function canRenewOptimistically(obs: Observation, now: number, identity: string): boolean {
-  return isLeader(obs, identity) && isLeaseValid(obs, now);
+export function canRenewOptimistically(
+  obs: Observation,
+  now: number,
+  identity: string,
+  leaseValid = isLeaseValid(obs, now),
+): boolean {
+  return isLeader(obs, identity) && leaseValid;
 }
 
 export type Decision =
@@ -116,15 +122,18 @@ export type Decision =
  * | another         | expired                 | acquire, leaderTransitions + 1    |
  * | "" (released)   | any                     | acquire, leaderTransitions + 1    |
  * | us              | any                     | renew, acquireTime + transitions kept |
+ *
+ * `leaseValid` is isLeaseValid(obs, now); the elector passes the one it was built with.
  */
 export function decideAcquireOrRenew(
   obs: Observation,
   now: number,
   identity: string,
   leaseDurationSeconds: number,
+  leaseValid = isLeaseValid(obs, now),
 ): Decision {
   const held = obs.record;
-  if (held.holderIdentity !== "" && isLeaseValid(obs, now) && !isLeader(obs, identity)) {
+  if (held.holderIdentity !== "" && leaseValid && !isLeader(obs, identity)) {
     return { action: "wait", holder: held.holderIdentity };
   }
   const record = desiredRecord(identity, leaseDurationSeconds, now);

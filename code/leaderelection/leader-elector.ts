@@ -34,7 +34,12 @@
  * - the renew deadline is a timer on the injected clock that aborts the in-flight request; Go's
  *   context deadline does the same on the real clock;
  * - the watchdog is tied to the elector in `newLeaderElector` (upstream: only in RunOrDie);
- * - coordinated leader election (tryCoordinatedRenew, alpha in 1.32) is left out.
+ * - coordinated leader election (tryCoordinatedRenew, alpha in 1.32) is left out;
+ * - the decisions are functions the elector is given (ElectionSteps: observe, isLeaseValid,
+ *   decideAcquireOrRenew, renewLoop, release; ours by default), so that chapter 6's exercises
+ *   run the learner's versions inside it; upstream has them inline in its methods;
+ * - renewLoop reports only the error that lost the lease: a cancel mid-round ends it quietly,
+ *   where upstream also logs "failed to renew lease …: context canceled" on the way out.
  */
 import { isNotFound } from "../client/errors.ts";
 import { type Clock, realClock, sleep } from "../client/util/clock.ts";
@@ -44,6 +49,7 @@ import {
   desiredRecord,
   emptyObservation,
   isLeader,
+  isLeaseValid,
   type Observation,
   observe,
   observeOwnWrite,
@@ -93,6 +99,29 @@ export interface LeaderElectionConfig {
 }
 // #endregion config
 
+/**
+ * The election's decisions, as functions the elector calls: upstream's by default. Chapter 6's
+ * exercises pass the learner's versions (through testing/election-harness.ts), so a learner's
+ * decision table, expiry, renew loop or release runs inside this elector, against a real API
+ * server — the way exercise 5.6's victim selection runs inside the scheduler.
+ */
+export interface ElectionSteps {
+  observe: typeof observe;
+  isLeaseValid: typeof isLeaseValid;
+  decideAcquireOrRenew: typeof decideAcquireOrRenew;
+  renewLoop: typeof renewLoop;
+  release: typeof release;
+}
+
+/** What this file and acquire-or-renew.ts implement. */
+export const defaultElectionSteps: ElectionSteps = {
+  observe,
+  isLeaseValid,
+  decideAcquireOrRenew,
+  renewLoop,
+  release,
+};
+
 /** Why a LeaderElectionConfig cannot run (upstream's texts). */
 export class LeaderElectionConfigError extends Error {
   override name = "LeaderElectionConfigError";
@@ -127,11 +156,17 @@ export function jitter(duration: number, maxFactor: number, random: () => number
   return duration + random() * f * duration;
 }
 
-/** NewLeaderElector: validates `config` (throws LeaderElectionConfigError with upstream's text). */
-export function newLeaderElector(config: LeaderElectionConfig): LeaderElector {
+/**
+ * NewLeaderElector: validates `config` (throws LeaderElectionConfigError with upstream's text).
+ * `steps` replaces the election's decisions (chapter 6's exercises); components leave it out.
+ */
+export function newLeaderElector(
+  config: LeaderElectionConfig,
+  steps: ElectionSteps = defaultElectionSteps,
+): LeaderElector {
   const bad = validateLeaderElectionConfig(config);
   if (bad) throw bad;
-  const le = new LeaderElector(config);
+  const le = new LeaderElector(config, steps);
   config.watchDog?.setLeaderElection(le);
   return le;
 }
@@ -147,14 +182,16 @@ export class LeaderElector {
   private readonly random: () => number;
   private readonly metrics: LeaderMetric;
   private readonly log: (line: string) => void;
+  private readonly steps: ElectionSteps;
   /** observedRecord / observedRawRecord / observedTime (acquire-or-renew.ts). */
   private observed: Observation = emptyObservation;
   /** The holder last reported to onNewLeader; may lag `observed` until maybeReportTransition. */
   private reportedLeader = "";
 
   /** Use newLeaderElector, which validates the config. */
-  constructor(config: LeaderElectionConfig) {
+  constructor(config: LeaderElectionConfig, steps: ElectionSteps = defaultElectionSteps) {
     this.config = config;
+    this.steps = steps;
     this.clock = config.clock ?? realClock;
     this.random = config.random ?? Math.random;
     this.metrics = config.metrics ?? noopMetric;
@@ -226,86 +263,46 @@ export class LeaderElector {
   }
   // #endregion acquire
 
-  // #region renew
   /**
-   * renew: every retryPeriod, try to renew until one succeeds, for at most renewDeadline; the
-   * first deadline missed ends leadership. Releases the lock on the way out if configured.
+   * renew: keep the lock until renewLoop gives up or `signal` aborts; then stop leading, and
+   * release the lock on the way out if configured.
    */
   private async renew(signal: AbortSignal): Promise<void> {
     const desc = this.config.lock.describe();
-    while (!signal.aborted) {
-      const err = await this.pollRenewUntilDeadline(signal);
-      this.maybeReportTransition();
-      if (err === undefined) {
-        await sleep(this.clock, this.config.retryPeriod, signal);
-        continue;
-      }
+    const { renewDeadline, retryPeriod } = this.config;
+    const err = await this.steps.renewLoop(signal, (s) => this.tryAcquireOrRenew(s), {
+      clock: this.clock,
+      renewDeadline,
+      retryPeriod,
+    });
+    // Upstream reports after every round; only a failed round can change the observed holder (a
+    // successful one wrote us, already reported), so once, after the last, is the same.
+    this.maybeReportTransition();
+    if (err !== undefined) {
       this.metrics.off(this.name);
       this.log(`failed to renew lease ${desc}: ${err}`);
-      break;
     }
     this.config.lock.recordEvent("stopped leading");
     if (signal.aborted) this.metrics.off(this.name);
     if (this.config.releaseOnCancel) await this.release();
   }
 
-  /**
-   * PollUntilContextTimeout(retryPeriod, renewDeadline, immediate): undefined once a try
-   * succeeds; the context's error when the deadline (or `signal`) cuts the tries off. The deadline
-   * aborts the try in flight too, so a hung request cannot hold a leader past it.
-   */
-  private async pollRenewUntilDeadline(signal: AbortSignal): Promise<string | undefined> {
-    const ctx = new AbortController();
-    const cancel = () => ctx.abort("context canceled");
-    signal.addEventListener("abort", cancel, { once: true });
-    const deadline = this.clock.afterFunc(this.config.renewDeadline, () =>
-      ctx.abort("context deadline exceeded"),
-    );
-    try {
-      while (!ctx.signal.aborted) {
-        if (await this.tryAcquireOrRenew(ctx.signal)) return undefined;
-        if (ctx.signal.aborted) break;
-        await sleep(this.clock, this.config.retryPeriod, ctx.signal);
-      }
-      return String(ctx.signal.reason);
-    } finally {
-      deadline.stop();
-      signal.removeEventListener("abort", cancel);
-    }
-  }
-  // #endregion renew
-
-  // #region release
-  /**
-   * release: if we hold the lock, write it back with no holder and a 1 s lease, so the next
-   * candidate to try takes it. Waits at most renewDeadline for the write.
-   */
+  /** release (below), with upstream's log line when the write fails. */
   private async release(): Promise<boolean> {
-    if (!this.isLeader()) return true;
-    const now = this.clock.now();
-    const record: LeaderElectionRecord = {
-      holderIdentity: "",
-      leaderTransitions: this.observed.record.leaderTransitions,
-      leaseDurationSeconds: 1,
-      renewTime: now,
-      acquireTime: now,
-    };
-    const ctx = new AbortController();
-    const timeout = this.clock.afterFunc(this.config.renewDeadline, () =>
-      ctx.abort("context deadline exceeded"),
-    );
+    const { lock, renewDeadline } = this.config;
     try {
-      await this.config.lock.update(record, ctx.signal);
+      this.observed = await this.steps.release({
+        observed: this.observed,
+        lock,
+        clock: this.clock,
+        renewDeadline,
+      });
+      return true;
     } catch (err) {
       this.log(`Failed to release lock: ${errorText(err)}`);
       return false;
-    } finally {
-      timeout.stop();
     }
-    this.observed = observeOwnWrite(this.observed, record, this.clock.now());
-    return true;
   }
-  // #endregion release
 
   // #region try-acquire-or-renew
   /**
@@ -319,7 +316,7 @@ export class LeaderElector {
     const leaseDurationSeconds = Math.floor(this.config.leaseDuration / 1000);
 
     // 1. Fast path: a leader within its lease writes on top of what it wrote last time.
-    if (canRenewOptimistically(this.observed, now, identity)) {
+    if (canRenewOptimistically(this.observed, now, identity, this.steps.isLeaseValid(this.observed, now))) {
       const held = this.observed.record;
       const record: LeaderElectionRecord = {
         ...desiredRecord(identity, leaseDurationSeconds, now),
@@ -356,8 +353,15 @@ export class LeaderElector {
     }
 
     // 3. A change in the bytes restarts the lease's clock — our clock, not the holder's.
-    this.observed = observe(this.observed, got, this.clock.now());
-    const decision = decideAcquireOrRenew(this.observed, now, identity, leaseDurationSeconds);
+    this.observed = this.steps.observe(this.observed, got, this.clock.now());
+    const valid = this.steps.isLeaseValid(this.observed, now);
+    const decision = this.steps.decideAcquireOrRenew(
+      this.observed,
+      now,
+      identity,
+      leaseDurationSeconds,
+      valid,
+    );
     if (decision.action === "wait") {
       this.log(`lock is held by ${decision.holder} and has not yet expired`);
       return false;
@@ -406,6 +410,100 @@ export class LeaderElector {
       .catch((err) => this.log(`${what} callback failed: ${errorText(err)}`));
   }
 }
+
+// #region renew
+/** How the renew loop is timed: the config's durations, on the elector's clock. */
+export interface RenewTiming {
+  clock: Clock;
+  renewDeadline: number;
+  retryPeriod: number;
+}
+
+/**
+ * renew's loop (wait.Until over PollUntilContextTimeout): rounds of tries, a new round
+ * retryPeriod after each success. A round tries at once, then every retryPeriod, and must
+ * succeed within renewDeadline of its own start — so the deadline runs from the round after the
+ * last success, not from when leading began nor from the first failure. Resolves with the error
+ * of the round that missed it ("context deadline exceeded": the lease is lost), or undefined
+ * when `signal` aborts first. `tryRenew` gets the round's signal: the deadline aborts the try in
+ * flight too, so a hung request cannot hold a leader past it.
+ */
+export async function renewLoop(
+  signal: AbortSignal,
+  tryRenew: (signal: AbortSignal) => Promise<boolean>,
+  timing: RenewTiming,
+): Promise<string | undefined> {
+  while (!signal.aborted) {
+    const err = await pollUntilDeadline(signal, tryRenew, timing);
+    if (signal.aborted) return undefined;
+    if (err !== undefined) return err;
+    await sleep(timing.clock, timing.retryPeriod, signal);
+  }
+  return undefined;
+}
+
+/** One round: undefined once a try succeeds; the round's error when its deadline (or `signal`) cuts it off. */
+async function pollUntilDeadline(
+  signal: AbortSignal,
+  tryRenew: (signal: AbortSignal) => Promise<boolean>,
+  { clock, renewDeadline, retryPeriod }: RenewTiming,
+): Promise<string | undefined> {
+  const ctx = new AbortController();
+  const cancel = () => ctx.abort("context canceled");
+  signal.addEventListener("abort", cancel, { once: true });
+  const deadline = clock.afterFunc(renewDeadline, () => ctx.abort("context deadline exceeded"));
+  try {
+    while (!ctx.signal.aborted) {
+      if (await tryRenew(ctx.signal)) return undefined;
+      if (ctx.signal.aborted) break;
+      await sleep(clock, retryPeriod, ctx.signal);
+    }
+    return String(ctx.signal.reason);
+  } finally {
+    deadline.stop();
+    signal.removeEventListener("abort", cancel);
+  }
+}
+// #endregion renew
+
+// #region release
+/** What release needs from the elector. */
+export interface ReleaseParams {
+  /** What this candidate last observed of the lock. */
+  observed: Observation;
+  lock: Interface;
+  clock: Clock;
+  /** How long the write may take (upstream: a context with timeout renewDeadline). */
+  renewDeadline: number;
+}
+
+/**
+ * release: if the last record we observed names us, write it back with no holder and a 1 s
+ * lease — leaderTransitions kept, both times now — so the next candidate to try takes it at once
+ * instead of waiting out the lease. Resolves with the observation after the write (unchanged if
+ * we did not hold the lock: a leader that lost it must not clear its successor's record);
+ * rejects with the lock's error, or when the write takes longer than renewDeadline.
+ */
+export async function release({ observed, lock, clock, renewDeadline }: ReleaseParams): Promise<Observation> {
+  if (!isLeader(observed, lock.identity())) return observed;
+  const now = clock.now();
+  const record: LeaderElectionRecord = {
+    holderIdentity: "",
+    leaderTransitions: observed.record.leaderTransitions,
+    leaseDurationSeconds: 1,
+    renewTime: now,
+    acquireTime: now,
+  };
+  const ctx = new AbortController();
+  const timeout = clock.afterFunc(renewDeadline, () => ctx.abort("context deadline exceeded"));
+  try {
+    await lock.update(record, ctx.signal);
+  } finally {
+    timeout.stop();
+  }
+  return observeOwnWrite(observed, record, clock.now());
+}
+// #endregion release
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

@@ -1,0 +1,34 @@
+// Mistake: no deadline — the loop retries every retryPeriod for as long as it takes. Plausible:
+// "the API server will come back, and we are still the leader". But the followers do not wait:
+// leaseDuration after the last renewal they saw, one of them takes over, and this leader, cut off
+// but still running its work, makes two. Stepping down before leaseDuration is the whole point.
+import { sleep } from "../../../code/client/util/clock.ts";
+import type { RenewTiming } from "../../../code/leaderelection/leader-elector.ts";
+
+export async function renewLoop(
+  signal: AbortSignal,
+  tryRenew: (signal: AbortSignal) => Promise<boolean>,
+  { clock, renewDeadline, retryPeriod }: RenewTiming,
+): Promise<string | undefined> {
+  while (!signal.aborted) {
+    // One round: a fresh deadline, so it runs from the round after the last success.
+    const round = new AbortController();
+    const cancel = () => round.abort("context canceled");
+    signal.addEventListener("abort", cancel, { once: true });
+    const deadline = { stop: () => renewDeadline };
+    let renewed = false;
+    try {
+      while (!round.signal.aborted && !renewed) {
+        renewed = await tryRenew(round.signal);
+        if (!renewed) await sleep(clock, retryPeriod, round.signal);
+      }
+    } finally {
+      deadline.stop();
+      signal.removeEventListener("abort", cancel);
+    }
+    if (signal.aborted) return undefined;
+    if (!renewed) return String(round.signal.reason);
+    await sleep(clock, retryPeriod, signal);
+  }
+  return undefined;
+}
