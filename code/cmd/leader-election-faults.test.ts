@@ -11,12 +11,18 @@
  *   giving up it may still bind pods. The test measures that window and holds it to upstream's
  *   bound (renewDeadline after waking, plus a request in flight), and checks what *is* fenced:
  *   no pod is bound twice (the second binding gets 409) and no stale Lease renewal lands.
+ * - a seeded randomized run: kill -9 (the slot restarted, as a kubelet restarts a static pod),
+ *   SIGSTOP/SIGCONT, a partition of one candidate, an API server restart and `kubectl delete
+ *   lease`'s equivalent, one after another; after each, the witness checks the invariants and a
+ *   leader must be back. `EVENTS=300` runs the long version, `SEED=…` replays a run; the seed is
+ *   printed first, and in every failure message.
  * Figures are printed; time is asserted only as that bound, with room for a loaded machine.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mulberry32 } from "../testing/random.ts";
 import { waitFor } from "../testing/wait-for.ts";
 import { HAControlPlane, type SchedulerProcess } from "./testing/ha-control-plane.ts";
-import { summary, witness } from "./testing/leader-witness.ts";
+import { summary, type Witnessed, witness } from "./testing/leader-witness.ts";
 
 const durations = { lease: 2_000, renew: 1_500, retry: 500 };
 /**
@@ -192,5 +198,146 @@ describe("leader election faults, witnessed by the API server's audit log", () =
       await cp?.close();
       cp = undefined;
     });
+  });
+
+  describe("a seeded randomized run of faults across three schedulers and the API server", () => {
+    const seed = Number(process.env.SEED ?? Math.floor(Math.random() * 2 ** 31));
+    const events = Number(process.env.EVENTS ?? 10);
+    beforeAll(async () => {
+      cp = await HAControlPlane.start({ durations, leaseName: "kube-scheduler" });
+      await cp.seed("random");
+    });
+    afterAll(async () => {
+      await cp?.close();
+      cp = undefined;
+    });
+
+    it(`${events} faults (SEED=${seed} EVENTS=${events} replays them); invariants after each; a leader is back within the bound`, async () => {
+      if (!cp) throw new Error("no control plane");
+      const c = cp;
+      console.log(`randomized leader-election faults: SEED=${seed} EVENTS=${events}`);
+      const rand = mulberry32(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
+      const t0 = Date.now();
+      const slots = [0, 1, 2];
+      const current = new Map<number, SchedulerProcess>();
+      for (const slot of slots) current.set(slot, await c.startScheduler(slot));
+      /** When a process was woken or reconnected (SIGCONT, partition healed, API server back, Lease deleted). */
+      const wakes: { uid?: string; at: number }[] = [];
+      const kinds = ["kill", "stop", "partition", "apiserver", "delete"] as const;
+      const counts: Record<string, number> = {};
+      const regained: number[] = [];
+      let worstStale = 0;
+      const creator = podCreator(c, "random", 200);
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const fail = (step: number, what: string) => `SEED=${seed} step ${step}: ${what}`;
+
+      const check = (step: number): Witnessed => {
+        const w = witness(c.audit(), "kube-scheduler");
+        expect(w.fencingViolations, fail(step, "a renewal landed on another holder's write")).toEqual([]);
+        expect(w.doubleBound, fail(step, "a pod bound twice")).toEqual([]);
+        for (const b of w.staleBindings) {
+          expect(b.sinceTermEnd, fail(step, `${b.uid} bound ${b.pod} without ever leading`)).toBeDefined();
+          const termEnd = b.at - (b.sinceTermEnd ?? 0);
+          const woke = Math.max(
+            termEnd,
+            ...wakes.filter((x) => (x.uid === undefined || x.uid === b.uid) && x.at <= b.at).map((x) => x.at),
+          );
+          worstStale = Math.max(worstStale, b.at - woke);
+          expect(
+            b.at - woke,
+            fail(step, `${b.uid} bound ${b.pod} ${b.at - woke} ms after it could know`),
+          ).toBeLessThanOrEqual(staleBound);
+        }
+        return w;
+      };
+
+      try {
+        for (let step = 0; step < events; step++) {
+          const holder = await c.holder();
+          const running = slots.map((s) => current.get(s) as SchedulerProcess);
+          const target = (rand() < 0.7 && running.find((s) => s.identity === holder)) || pick(running);
+          const kind = pick(kinds);
+          const dur = Math.round(300 + rand() * 2_700);
+          counts[kind] = (counts[kind] ?? 0) + 1;
+          console.log(
+            `step ${step}: ${kind} ${kind === "apiserver" || kind === "delete" ? "" : `slot ${target.slot}${target.identity === holder ? " (leader)" : ""} `}for ${dur} ms`,
+          );
+          switch (kind) {
+            case "kill":
+              target.process.child.kill("SIGKILL");
+              await target.process.waitForExit();
+              await sleep(dur);
+              break;
+            case "stop":
+              target.process.child.kill("SIGSTOP");
+              await sleep(dur);
+              target.process.child.kill("SIGCONT");
+              wakes.push({ uid: target.uid, at: Date.now() });
+              break;
+            case "partition":
+              target.proxy.drop();
+              await sleep(dur);
+              target.proxy.pass();
+              wakes.push({ uid: target.uid, at: Date.now() });
+              break;
+            case "apiserver":
+              await c.killAPIServer();
+              await sleep(dur);
+              await c.startAPIServer();
+              wakes.push({ at: Date.now() });
+              break;
+            case "delete":
+              wakes.push({ at: Date.now() });
+              await c.client.coordinationV1
+                .leases("kube-system")
+                .delete("kube-scheduler")
+                .catch(() => undefined);
+              await sleep(dur);
+              break;
+          }
+          // The faults have stopped. The supervisor: a slot whose process exited (killed, or lost
+          // its lease) starts again — the two others are running meanwhile, so it is not awaited
+          // before a leader is.
+          const healed = Date.now();
+          const podsBefore = creator.count();
+          const exited = (s: SchedulerProcess) =>
+            s.process.child.exitCode !== null || s.process.child.signalCode !== null;
+          const restarts = slots
+            .filter((slot) => exited(current.get(slot) as SchedulerProcess))
+            .map(async (slot) => current.set(slot, await c.startScheduler(slot)));
+          // A running candidate holds the Lease again, and schedules: a pod created after the
+          // faults stopped is bound.
+          await waitFor(
+            fail(step, "a leader after the faults stopped"),
+            async () => {
+              const h = await c.holder();
+              return slots.some((s) => current.get(s)?.identity === h);
+            },
+            30_000,
+          );
+          regained.push(Date.now() - healed);
+          await Promise.all(restarts);
+          await waitFor(
+            fail(step, "a pod created after the faults to be bound"),
+            async () => (await c.client.coreV1.pods("random").get(`p-${podsBefore}`)).spec.nodeName,
+            30_000,
+          );
+          check(step);
+        }
+        await creator.stop();
+        await c.allBound("random");
+        const w = check(events);
+        const mean = Math.round(regained.reduce((a, b) => a + b, 0) / Math.max(1, regained.length));
+        console.log(
+          `randomized run SEED=${seed}: ${events} faults ${JSON.stringify(counts)} in ${Math.round((Date.now() - t0) / 1000)} s; ` +
+            `${c.schedulers.length} scheduler processes; leader back after each in max ${Math.max(...regained)} ms, mean ${mean} ms ` +
+            `(bound leaseDuration + retryPeriod × 2.2 = ${durations.lease + durations.retry * 2.2} ms); worst stale binding ${worstStale} ms after its process could know ` +
+            `(bound ${staleBound} ms); ${summary(w)}; ${creator.count()} pods`,
+        );
+      } finally {
+        await creator.stop();
+      }
+    }, 3_600_000);
   });
 });
