@@ -112,7 +112,11 @@ describe("leader election faults, witnessed by the API server's audit log", () =
         `API server down ${exited} ms → leader exited (bound: renewDeadline ${durations.renew} ms + a request timeout); ` +
           `restart → follower leads in ${recovered} ms (about one retryPeriod ${durations.retry} ms); ${summary(w)}`,
       );
-      expect(w.terms.map((t) => t.identity)).toEqual([l.identity, f.identity]);
+      // The old leader's term, then the follower's last. (At these sub-second periods a follower
+      // may also take over spuriously: the record's bytes carry whole seconds, so it can see no
+      // change for longer than the lease while the leader renews. Hence no exact list.)
+      expect(w.terms[0]?.identity).toBe(l.identity);
+      expect(w.terms.at(-1)?.identity).toBe(f.identity);
       expect(w.fencingViolations).toEqual([]);
       expect(w.doubleBound).toEqual([]);
       expect(w.staleBindings).toEqual([]);
@@ -170,7 +174,7 @@ describe("leader election faults, witnessed by the API server's audit log", () =
         console.log(
           `SIGSTOP: follower led ${tookOver} ms after the stop (leaseDuration + retryPeriod ≈ ${durations.lease + durations.retry} ms); ` +
             `SIGCONT → stale leader exited in ${exited} ms; ${refusedAfterWake.length} Lease writes of it refused (409); ` +
-            `${stale.length} stale bindings, the last ${Math.max(0, ...stale.map((s) => s.sinceWake))} ms after waking ` +
+            `${stale.length} stale bindings, the last ${Math.max(0, ...stale.filter((s) => s.uid === old.uid).map((s) => s.sinceWake))} ms after waking ` +
             `(bound ${staleBound} ms); ${summary(w)}; ${creator.count()} pods`,
         );
         // Fenced: the Lease (resourceVersion), and each pod (a bound pod refuses another binding).
@@ -182,10 +186,16 @@ describe("leader election faults, witnessed by the API server's audit log", () =
         expect(old.process.stderr()).toContain(
           'I "failed to renew lease kube-system/kube-scheduler: context deadline exceeded"',
         );
-        expect(w.terms.map((t) => t.uid)).toEqual([old.uid, next.uid]);
+        expect(w.terms[0]?.uid).toBe(old.uid);
+        expect(w.terms.filter((t) => t.uid === old.uid)).toHaveLength(1);
         // Not fenced: the stale leader's bindings, but only by it, and only within the bound.
         for (const s of stale) {
-          expect(s.uid).toBe(old.uid);
+          expect(s.sinceTermEnd, `${s.uid} bound ${s.pod} without ever leading`).toBeDefined();
+          if (s.uid !== old.uid) {
+            // The loser of a spurious takeover (see the restart test): bounded from its term's end.
+            expect(s.sinceTermEnd).toBeLessThanOrEqual(staleBound);
+            continue;
+          }
           expect(s.sinceWake).toBeGreaterThanOrEqual(-50); // not while it was frozen
           expect(s.sinceWake).toBeLessThanOrEqual(staleBound);
         }
