@@ -15,8 +15,8 @@
  *   a partition of its proxy; and of the API server itself (stopped, then started again on the
  *   same port with the same `--data-dir`, so the Lease and the pods survive);
  * - nothing outlives a test: `close()` kills every process and proxy it ever started, whatever
- *   state they were left in (a stopped process is sent SIGCONT after SIGKILL's delivery is moot:
- *   the kernel kills a stopped process on SIGKILL).
+ *   state they were left in (SIGKILL ends a SIGSTOPped process too; the SIGCONT after it is only
+ *   belt and braces).
  *
  * Invariants:
  * - `audit()` is every ResponseComplete event of every API server incarnation, in the order

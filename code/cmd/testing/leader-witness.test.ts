@@ -106,6 +106,21 @@ describe("witness", () => {
     expect(w.fencingViolations[0]).toMatch(/^a wrote holder A \(acquired .*\) over B's renewal/);
   });
 
+  it("after a delete, the Lease may come back with times read before it (a create, or the holder's PUT)", () => {
+    const del = { ...leaseWrite(3, "admin", "", 0), verb: "delete", requestObject: undefined };
+    const w = witness(
+      [
+        leaseWrite(0, "a", "A", 0, 201, "create"),
+        leaseWrite(3, "a", "A", 0),
+        del,
+        leaseWrite(4, "b", "B", 2, 201, "create"),
+      ],
+      "kube-scheduler",
+    );
+    expect(w.fencingViolations).toEqual([]);
+    expect(w.terms.map((x) => x.uid)).toEqual(["a", "b"]);
+  });
+
   it("a release ends the term: bindings after it are stale; another Lease is not looked at", () => {
     const other = {
       ...leaseWrite(1, "x", "X", 1),

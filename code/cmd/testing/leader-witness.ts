@@ -15,9 +15,10 @@
  *   made by P outside P's term is a *stale binding*.
  *
  * What it checks:
- * - fencing of the Lease itself: a write that changes the holder must be a takeover (an acquire
+ * - fencing of the Lease itself: an update that changes the holder must be a takeover (an acquire
  *   time no earlier than the previous write's renew time), never a renewal by an old holder
- *   landing on a newer holder's write — the resourceVersion precondition is what forbids it;
+ *   landing on a newer holder's write — the resourceVersion precondition is what forbids it. The
+ *   first write after a delete is exempt: only one writer can find the Lease absent;
  * - no pod bound twice (the API server answers a second binding with 409 Conflict; counted);
  * - stale bindings, each with how long after its process's term ended it was made. client-go is
  *   not fencing: a leader that was paused or cut off can act until its next renewals fail for
@@ -84,6 +85,7 @@ export function witness(events: readonly AuditEvent[], leaseName: string): Witne
   let holder = ""; // identity named by the last successful write
   let lastRenew = 0;
   let term: Term | undefined;
+  let deleted = false; // the Lease was deleted since the last successful write
   const lastTermEnd = new Map<string, number>();
   for (const e of events) {
     if (e.stage !== "ResponseComplete") continue;
@@ -93,7 +95,11 @@ export function witness(events: readonly AuditEvent[], leaseName: string): Witne
     const at = Date.parse(e.stageTimestamp);
     const ok = code >= 200 && code < 300;
     if (ref?.resource === "leases" && ref.namespace === "kube-system" && ref.name === leaseName) {
-      if (e.verb === "delete" || !(e.verb === "create" || e.verb === "update")) continue;
+      if (e.verb === "delete") {
+        if (ok) deleted = true;
+        continue;
+      }
+      if (!(e.verb === "create" || e.verb === "update")) continue;
       if (!ok) {
         if (code === 409) w.leaseConflicts++;
         w.failedLeaseWrites.set(uid, [...(w.failedLeaseWrites.get(uid) ?? []), at]);
@@ -102,7 +108,9 @@ export function witness(events: readonly AuditEvent[], leaseName: string): Witne
       const spec = (e.requestObject as LeaseBody | undefined)?.spec ?? {};
       const named = spec.holderIdentity ?? "";
       if (named !== holder) {
-        if (named !== "" && holder !== "" && time(spec.acquireTime) < lastRenew)
+        // A write that finds the Lease gone (a create, or a PUT that recreates it) is fenced by
+        // the Lease's absence instead; its times were read before the delete, so they may be older.
+        if (named !== "" && holder !== "" && !deleted && time(spec.acquireTime) < lastRenew)
           w.fencingViolations.push(
             `${uid} wrote holder ${named} (acquired ${spec.acquireTime}) over ${holder}'s renewal of ${new Date(lastRenew).toISOString()}`,
           );
@@ -118,6 +126,7 @@ export function witness(events: readonly AuditEvent[], leaseName: string): Witne
         w.fencingViolations.push(`${uid} renewed ${named}, which ${term.uid} holds`);
       }
       lastRenew = time(spec.renewTime);
+      deleted = false;
       continue;
     }
     if (ref?.resource === "pods" && ref.subresource === "binding" && e.verb === "create") {
