@@ -317,7 +317,9 @@ const kubeControllerManager = command({
         log(`Received ${signal}; shutting down`);
         election.abort();
         await elected;
-        await Promise.race([leaseEvents.flush(), new Promise((r) => setTimeout(r, le.renewDeadlineMs))]);
+        let flushTimer: NodeJS.Timeout | undefined;
+        await Promise.race([leaseEvents.flush(), new Promise((r) => (flushTimer = setTimeout(r, 2_000)))]);
+        clearTimeout(flushTimer);
         const manager = await starting;
         await manager?.stop();
         await closeServer();

@@ -312,8 +312,10 @@ const kubeScheduler = command({
         await scheduler.stop();
         election.abort();
         await elected;
-        // "stopped leading" reaches the Lease unless the API server is away (then it is dropped).
-        await Promise.race([leaseEvents.flush(), new Promise((r) => setTimeout(r, le.renewDeadlineMs))]);
+        // "stopped leading" reaches the Lease, unless the API server is away: 2 s at most, then dropped.
+        let flushTimer: NodeJS.Timeout | undefined;
+        await Promise.race([leaseEvents.flush(), new Promise((r) => (flushTimer = setTimeout(r, 2_000)))]);
+        clearTimeout(flushTimer);
         await closeServer();
         client.closeIdleConnections();
       },
