@@ -6,13 +6,18 @@
  * - `kill -9` of the leader → the follower leads once the lease runs out, and acts;
  * - SIGTERM of the leader → exit 0 but, as upstream's (no ReleaseOnCancel), the Lease is not
  *   released: a watch on it never sees an empty holder, and the follower waits out the lease.
+ * - `kubectl describe lease` lists a `LeaderElection` Event per takeover.
  * Takeover times are printed beside their bounds; nothing asserts on time.
  */
+import { mkdtemp, rm } from "node:fs/promises";
 import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import type { Lease } from "../api/coordination.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { plainKubectlEnv, runKubectl } from "../apiserver/testing/kubectl-env.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { freePort } from "../testing/ports.ts";
 import { waitFor } from "../testing/wait-for.ts";
@@ -48,11 +53,17 @@ describeWithTools("kube-controller-manager leader election", ["kubectl"], () => 
   let client: Clientset;
   const candidates: Candidate[] = [];
 
+  let kubectlDir: string;
+  let kubectlEnv: NodeJS.ProcessEnv;
+
   beforeAll(async () => {
     server = await startAPIServer({ insecurePort: 0 });
     client = newForConfig({ host: server.url });
+    kubectlDir = await mkdtemp(join(tmpdir(), "kcm-le-kubectl-"));
+    kubectlEnv = await plainKubectlEnv(kubectlDir, server.url);
   });
   afterAll(async () => {
+    if (kubectlDir) await rm(kubectlDir, { recursive: true, force: true });
     for (const c of candidates) c.process.kill();
     client?.closeIdleConnections();
     await server?.close();
@@ -157,5 +168,22 @@ describeWithTools("kube-controller-manager leader election", ["kubectl"], () => 
     await controllersAct("three");
     c.process.child.kill("SIGTERM");
     expect(await c.process.waitForExit()).toBe(0);
+
+    // Each takeover is an Event on the Lease from "kube-controller-manager"; B and C, stopped by
+    // SIGTERM, said they stopped (A was killed: nothing flushed). kubectl finds them by the
+    // Lease's name, namespace, kind and uid.
+    const { out } = await runKubectl(kubectlEnv, [
+      "describe",
+      "lease",
+      "-n",
+      "kube-system",
+      "kube-controller-manager",
+    ]);
+    const events = out.slice(out.indexOf("\nEvents:"));
+    const event = (msg: string) =>
+      new RegExp(`Normal\\s+LeaderElection\\s+\\S+\\s+kube-controller-manager\\s+${msg}\\n`);
+    for (const x of [a, b, c]) expect(events).toMatch(event(`${x.identity} became leader`));
+    for (const x of [b, c]) expect(events).toMatch(event(`${x.identity} stopped leading`));
+    expect(events).not.toContain(`${a.identity} stopped leading`);
   }, 120_000);
 });

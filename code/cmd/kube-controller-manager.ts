@@ -29,6 +29,7 @@
  *   follower holds no caches (unlike kube-scheduler, whose informers start before the election);
  * - `/healthz` includes the elector's check (HealthzAdaptor, 20 s past the lease);
  * - leadership lost → `E "leaderelection lost"` and exit 1 at once, as klog.FlushAndExit;
+ * - `LeaderElection` Events on the Lease ("<identity> became leader"), as upstream's recorder;
  * - SIGTERM → the controllers stop and the command exits 0, *without* releasing the Lease:
  *   upstream's kube-controller-manager does not set ReleaseOnCancel (kubernetes#132599 is
  *   open), so a follower waits out the lease even after a clean stop;
@@ -59,6 +60,7 @@ import {
   resolveControllers,
   startControllerManager,
 } from "../controllers/controller-manager.ts";
+import { newEventRecorder } from "../controllers/event-recorder.ts";
 import {
   defaultLeaderElectionConfiguration,
   type LeaderElectionConfiguration,
@@ -262,34 +264,47 @@ const kubeControllerManager = command({
     let stopping = false;
     /** The controllers, once this candidate leads (StartControllers runs in OnStartedLeading). */
     let starting: Promise<RunningControllerManager | undefined> | undefined;
-    const elector = newLeaderElectorFromConfiguration(le, opts.rest, identity, {
-      watchDog,
-      name: le.resourceName,
-      // Upstream's leaderElectAndRun leaves ReleaseOnCancel false: a clean stop keeps the Lease.
-      releaseOnCancel: false,
-      log: (line) => log(`I "${line}"`),
-      callbacks: {
-        onStartedLeading: () => {
-          starting = startManager().then(
-            (m) => {
-              log(started(m));
-              return m;
-            },
-            (e: Error) => {
-              log(`E "Error starting controllers" err="${e.message}"`);
-              exitProcess(1);
-              return undefined;
-            },
-          );
-        },
-        onStoppedLeading: () => {
-          if (stopping) return;
-          log(`E "leaderelection lost"`);
-          exitProcess(1);
-        },
-        onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
-      },
+    // Upstream's Config: one recorder as "kube-controller-manager", given to the lock too, so the
+    // election leaves core/v1 Events on the Lease (`kubectl describe lease`).
+    const leaseEvents = newEventRecorder(client, "kube-controller-manager", {
+      group: "coordination.k8s.io",
+      version: "v1",
+      kind: "Lease",
     });
+    const elector = newLeaderElectorFromConfiguration(
+      le,
+      opts.rest,
+      identity,
+      {
+        watchDog,
+        name: le.resourceName,
+        // Upstream's leaderElectAndRun leaves ReleaseOnCancel false: a clean stop keeps the Lease.
+        releaseOnCancel: false,
+        log: (line) => log(`I "${line}"`),
+        callbacks: {
+          onStartedLeading: () => {
+            starting = startManager().then(
+              (m) => {
+                log(started(m));
+                return m;
+              },
+              (e: Error) => {
+                log(`E "Error starting controllers" err="${e.message}"`);
+                exitProcess(1);
+                return undefined;
+              },
+            );
+          },
+          onStoppedLeading: () => {
+            if (stopping) return;
+            log(`E "leaderelection lost"`);
+            exitProcess(1);
+          },
+          onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
+        },
+      },
+      leaseEvents,
+    );
     log(
       `I "Leader election candidate" identity="${identity}" lease="${le.resourceNamespace}/${le.resourceName}"`,
     );
@@ -302,6 +317,9 @@ const kubeControllerManager = command({
         log(`Received ${signal}; shutting down`);
         election.abort();
         await elected;
+        let flushTimer: NodeJS.Timeout | undefined;
+        await Promise.race([leaseEvents.flush(), new Promise((r) => (flushTimer = setTimeout(r, 2_000)))]);
+        clearTimeout(flushTimer);
         const manager = await starting;
         await manager?.stop();
         await closeServer();

@@ -7,7 +7,9 @@
  * - a partition (the fault proxy drops the leader's traffic) → the leader says
  *   "Leaderelection lost" and exits 1, a follower takes over;
  * - `kill -9` of the leader → the follower leads after the lease runs out;
- * - SIGTERM of the leader → it releases the Lease and exits 0; the follower leads at its next try.
+ * - SIGTERM of the leader → it releases the Lease and exits 0; the follower leads at its next try;
+ * - `kubectl delete lease` while the leader holds it → it creates the Lease again and keeps leading;
+ * - `kubectl describe lease` lists a `LeaderElection` Event per takeover ("<identity> became leader").
  * Each takeover time is measured and printed beside its bound; nothing asserts on time (a
  * loaded machine only makes them longer), the order of events is what is checked.
  */
@@ -214,7 +216,55 @@ describeWithTools("kube-scheduler leader election", ["kubectl"], () => {
     expect(c.process.stderr()).toContain('I "Requested to terminate, exiting"');
     expect(c.process.stderr()).not.toContain("Leaderelection lost");
     expect(await holder()).toBe(d.identity);
+
+    // Every takeover left an Event on the Lease, from the first profile's scheduler name; C,
+    // stopped by SIGTERM, also said it stopped (A lost its lease and B was killed: they exited
+    // at once, nothing flushed). kubectl finds them by the Lease's name, namespace, kind and uid.
+    const events = async () => {
+      const { out } = await kubectl(["describe", "lease", "-n", "kube-system", "kube-scheduler"]);
+      return out.slice(out.indexOf("\nEvents:"));
+    };
+    const event = (msg: string) =>
+      new RegExp(`Normal\\s+LeaderElection\\s+\\S+\\s+default-scheduler\\s+${msg}\\n`);
+    const history = await waitFor("D's event", async () => {
+      const e = await events();
+      return event(`${d.identity} became leader`).test(e) && e;
+    });
+    for (const x of [a, b, c]) expect(history).toMatch(event(`${x.identity} became leader`));
+    expect(history).toMatch(event(`${c.identity} stopped leading`));
+    for (const x of [a, b, d]) expect(history).not.toContain(`${x.identity} stopped leading`);
+
+    // `kubectl delete lease` while D holds it, alone: its next renewal is the optimistic PUT of
+    // the Lease it last wrote, and a Lease may be created by a PUT (its strategy's
+    // AllowCreateOnUpdate), so that PUT brings it back — a new object (new uid) with the record D
+    // wrote, transitions and acquire time kept — and D keeps leading and scheduling. (With a
+    // follower, the follower's next try could find no Lease first and create it; then D finds
+    // it held by another and stops after its renew deadline. The randomized run exercises it.)
+    const before = await lease();
+    expect((await kubectl(["delete", "lease", "-n", "kube-system", "kube-scheduler"])).out).toBe(
+      'lease.coordination.k8s.io "kube-scheduler" deleted\n',
+    );
+    const recreated = await waitFor("the Lease to be created again", async () => {
+      const l = await lease();
+      return l.metadata.uid !== before.metadata.uid && l;
+    });
+    expect(recreated.spec).toMatchObject({
+      holderIdentity: d.identity,
+      leaseTransitions: before.spec?.leaseTransitions,
+      acquireTime: before.spec?.acquireTime,
+    });
+    const listed = await kubectl(["get", "lease", "-n", "kube-system"]);
+    expect(listed.out).toMatch(new RegExp(`\\nkube-scheduler\\s+${d.identity}\\s+`));
+    await createPod("p6");
+    await bound("p6");
+    expect(await scheduledBy(d)).toBe(1);
+    expect(d.process.stderr()).not.toContain("Leaderelection lost");
+
+    // The new Lease has a new uid: describe shows only its own events — D's stop, not the past.
     d.process.child.kill("SIGTERM");
     expect(await d.process.waitForExit()).toBe(0);
+    const after = await events();
+    expect(after).toMatch(event(`${d.identity} stopped leading`));
+    expect(after).not.toContain("became leader");
   }, 180_000);
 });

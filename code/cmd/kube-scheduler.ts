@@ -34,15 +34,16 @@
  *   process that may be a stale leader must not bind one more pod;
  * - SIGTERM → the loop stops, the bindings in flight finish, the Lease is released
  *   (ReleaseOnCancel is true in kube-scheduler) so a follower takes over at its next retry, exit 0;
+ * - `LeaderElection` Events on the Lease ("<identity> became leader", "… stopped leading"),
+ *   from the first profile's scheduler name, as upstream's Config wires its legacy recorder;
  * - `--leader-elect=false` schedules at once, as before chapter 6.
  *
  * What upstream does differently: /metrics and the health paths are behind delegated
  * authentication and authorization (TokenReview, SubjectAccessReview; the health paths are
  * always allowed); here every path is open. It also serves /configz and /debug/pprof. On
  * SIGTERM it releases the Lease as soon as the signal cancels its context, while a binding may
- * still be in flight; we release only after the loop and the bindings have finished. It also
- * records `LeaderElection` events on the Lease; we log instead (and log the identity, which
- * upstream only shows in those events).
+ * still be in flight; we release only after the loop and the bindings have finished. We also log
+ * the identity, which upstream only shows in the `LeaderElection` events on the Lease.
  *
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/server.go (NewSchedulerCommand, runCommand, Run, Setup, newHealthEndpointsAndMetricsHandler)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (Options, Flags, ApplyTo, Config)
@@ -57,6 +58,7 @@ import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import { newEventRecorder } from "../controllers/event-recorder.ts";
 import {
   defaultLeaderElectionConfiguration,
   type LeaderElectionConfiguration,
@@ -261,31 +263,44 @@ const kubeScheduler = command({
     const failedPromise = new Promise<void>((r) => {
       failed = r;
     });
-    const elector = newLeaderElectorFromConfiguration(le, opts.rest, identity, {
-      watchDog,
-      name: "kube-scheduler",
-      releaseOnCancel: true,
-      // leader_election_master_status on /metrics, as upstream's (component-base's provider).
-      metrics: leaderElectionMetrics(scheduler.metrics.registry),
-      log: (line) => log(`I "${line}"`),
-      callbacks: {
-        onStartedLeading: (leading) => {
-          // A lost lease stops new cycles at once; onStoppedLeading then exits the process.
-          leading.addEventListener("abort", () => scheduler.queue.close(), { once: true });
-          void loopEnded(scheduler.run()).then(() => failed?.());
-        },
-        onStoppedLeading: () => {
-          if (stopping) {
-            log(`I "Requested to terminate, exiting"`);
-            return;
-          }
-          // We lost the lock: exit now, before this process can act on stale leadership.
-          log(`E "Leaderelection lost"`);
-          exitProcess(1);
-        },
-        onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
-      },
+    // Upstream's Config: the first profile's scheduler name records the election, as core/v1
+    // Events on the Lease (a legacy recorder), so `kubectl describe lease` shows who led when.
+    const leaseEvents = newEventRecorder(client, [...scheduler.profiles.keys()][0] ?? "default-scheduler", {
+      group: "coordination.k8s.io",
+      version: "v1",
+      kind: "Lease",
     });
+    const elector = newLeaderElectorFromConfiguration(
+      le,
+      opts.rest,
+      identity,
+      {
+        watchDog,
+        name: "kube-scheduler",
+        releaseOnCancel: true,
+        // leader_election_master_status on /metrics, as upstream's (component-base's provider).
+        metrics: leaderElectionMetrics(scheduler.metrics.registry),
+        log: (line) => log(`I "${line}"`),
+        callbacks: {
+          onStartedLeading: (leading) => {
+            // A lost lease stops new cycles at once; onStoppedLeading then exits the process.
+            leading.addEventListener("abort", () => scheduler.queue.close(), { once: true });
+            void loopEnded(scheduler.run()).then(() => failed?.());
+          },
+          onStoppedLeading: () => {
+            if (stopping) {
+              log(`I "Requested to terminate, exiting"`);
+              return;
+            }
+            // We lost the lock: exit now, before this process can act on stale leadership.
+            log(`E "Leaderelection lost"`);
+            exitProcess(1);
+          },
+          onNewLeader: (holder) => log(`I "New leader elected" identity="${holder}"`),
+        },
+      },
+      leaseEvents,
+    );
     log(
       `I "Leader election candidate" identity="${identity}" lease="${le.resourceNamespace}/${le.resourceName}"`,
     );
@@ -301,6 +316,10 @@ const kubeScheduler = command({
         await scheduler.stop();
         election.abort();
         await elected;
+        // "stopped leading" reaches the Lease, unless the API server is away: 2 s at most, then dropped.
+        let flushTimer: NodeJS.Timeout | undefined;
+        await Promise.race([leaseEvents.flush(), new Promise((r) => (flushTimer = setTimeout(r, 2_000)))]);
+        clearTimeout(flushTimer);
         await closeServer();
         client.closeIdleConnections();
       },

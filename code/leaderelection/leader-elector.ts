@@ -282,9 +282,10 @@ export class LeaderElector {
       this.metrics.off(this.name);
       this.log(`failed to renew lease ${desc}: ${err}`);
     }
-    this.config.lock.recordEvent("stopped leading");
     if (signal.aborted) this.metrics.off(this.name);
     if (this.config.releaseOnCancel) await this.release();
+    // Last, as upstream's deferred RecordEvent: after a release, on the released Lease.
+    this.config.lock.recordEvent("stopped leading");
   }
 
   /** release (below), with upstream's log line when the write fails. */

@@ -24,7 +24,8 @@
  *   line) to stderr, as upstream's components log;
  * - signals are listened for from before the component starts until `run` returns: a signal
  *   during the start stops the component as soon as it has started; nothing is left listening
- *   after `run` returns.
+ *   after `run` returns;
+ * - the process stays alive while the component runs, whatever handles it holds (one timer).
  *
  * What upstream does differently: cobra (Kubernetes) and Go's flag (etcd) print the whole usage
  * with an error, and kube-apiserver exits 1 for a bad flag (component-base's cli.Run); etcd exits 1
@@ -165,6 +166,10 @@ export async function run<F extends Flags, O>(
       exit(code);
     },
   });
+  // Like Go's main blocked on its context: the process lives until the signal, even when nothing
+  // else holds the event loop — a component serving no port whose API server went away has only
+  // unref'd retry timers left (realClock), and Node would exit with 13, the await unsettled.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   try {
     const running = await cmd.start(invocation.run, io);
     if (!running) return 1;
@@ -178,6 +183,7 @@ export async function run<F extends Flags, O>(
     await running.stop(first);
     return 0;
   } finally {
+    clearInterval(keepAlive);
     shutdown.stop();
   }
 }
