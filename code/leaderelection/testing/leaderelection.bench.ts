@@ -16,13 +16,14 @@
  *   LeaseLock and clientset), whose only work as leader is one write — a merge patch of a
  *   ConfigMap — and whose User-Agent names it, so the audit log says who sent what.
  * - Per duration set, a fresh Lease and ConfigMap. First the idle window: `--idle-periods` (30)
- *   retry periods of a settled election, every Lease request counted per candidate. Then the
- *   failovers, each: wait until the election is settled (the leader has renewed, every follower
- *   has read the Lease since the leader took it); the seed picks how many more renewals to let
- *   pass (1–2) and at what fraction of retryPeriod after the last one to strike; then SIGKILL
- *   of the leader's process. Failover = the audit time of the new leader's first action (its
- *   ConfigMap patch, ResponseComplete) − the kill time (this process's clock; one machine). The
- *   killed candidate is replaced by a new process (a new identity, as a restarted pod has).
+ *   retry periods of a settled election, every Lease request counted as the leader's or a
+ *   follower's (its sender's role when it was served). Then the failovers, each: wait until the
+ *   election is settled (the leader has renewed, every follower has read the Lease since the
+ *   leader took it); the seed picks how many more renewals to let pass (1–2) and at what
+ *   fraction of retryPeriod after the last one to strike; then SIGKILL of the leader's process.
+ *   Failover = the audit time of the new leader's first action (its ConfigMap patch,
+ *   ResponseComplete) − the kill time (this process's clock; one machine). The killed candidate
+ *   is replaced by a new process (a new identity, as a restarted pod has).
  * - The seed also seeds every candidate's jitter (mulberry32). The operating system's scheduling
  *   is not seeded, so a replay repeats the choices, not every millisecond.
  * - Leader changes that no kill caused are counted: with a lease too short for its retry period
@@ -36,8 +37,8 @@
  *    8 s /  5 s / 1 s   } retry periods 1 s, 0.5 s, 0.2 s with the defaults' ratios
  *    4 s / 2.5 s / 0.5 s } (renewDeadline = 5 × retryPeriod, leaseDuration = 7.5 × retryPeriod
  *    2 s /  1 s / 0.2 s  } rounded up to whole seconds, which the Lease carries);
- *    1 s / 0.5 s / 0.2 s the shortest valid lease — which followers see expire under a live
- *                        leader (renewTime is compared at whole seconds): the benchmark shows it.
+ *    1 s / 0.5 s / 0.2 s the shortest valid lease — which followers now and then find expired
+ *                        under a live leader (renewTime is compared at whole seconds): counted.
  * Flags: --failovers N (20), --candidates N (3), --idle-periods N (30), --seed N (random, printed),
  * --durations "15/10/2,1/0.5/0.2" (seconds), --quick (2 failovers, 2 s / 1 s / 0.2 s only,
  * 10 idle periods), --json (one JSON object on stdout; progress always goes to stderr).
@@ -63,6 +64,7 @@ import {
 import { mulberry32 } from "../../testing/random.ts";
 import { validateLeaderElectionConfig } from "../leader-elector.ts";
 import type { Interface } from "../resourcelock/interface.ts";
+import { AuditLog, agentPrefix, type Call, wallNow } from "./audit-log-reader.ts";
 import { type Durations, expectedIdleRates, type FailoverBound, failoverBound } from "./failover-bound.ts";
 
 const quick = quickMode();
@@ -75,7 +77,6 @@ const opts = {
 };
 const sets = durationsFlag();
 const namespace = "bench-leaderelection";
-const agentPrefix = "leaderelection-bench/";
 
 function seedFlag(): number {
   const i = process.argv.indexOf("--seed");
@@ -121,94 +122,6 @@ function durationsFlag(): Durations[] {
 const seconds = (ms: number) => `${+(ms / 1000).toFixed(3)} s`;
 const label = (d: Durations) =>
   `${seconds(d.leaseDuration)} / ${seconds(d.renewDeadline)} / ${seconds(d.retryPeriod)}`;
-
-// ---- the audit log, read as the API server writes it ----
-
-/** One request the API server served, from its ResponseComplete audit event. */
-interface Call {
-  /** stageTimestamp in ms since the epoch (fractional: the event has microseconds). */
-  at: number;
-  verb: string;
-  resource: string;
-  name: string;
-  /** The candidate's identity (from `leaderelection-bench/<id>`), or the whole User-Agent. */
-  who: string;
-  code: number;
-}
-
-/** MicroTime (`…T01:02:03.456789Z`) to fractional ms since the epoch. */
-function microTimeMs(s: string): number {
-  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(s);
-  if (!m) return Number.NaN;
-  return Date.parse(`${m[1]}Z`) + Number(`0.${m[2] ?? "0"}`) * 1000;
-}
-
-const wallNow = () => performance.timeOrigin + performance.now();
-
-class AuditLog {
-  readonly calls: Call[] = [];
-  private partial = "";
-  private listeners = new Set<() => void>();
-
-  constructor(child: ChildProcess) {
-    child.stdout?.on("data", (chunk: string) => this.feed(chunk));
-  }
-
-  private feed(chunk: string): void {
-    const lines = (this.partial + chunk).split("\n");
-    this.partial = lines.pop() ?? "";
-    for (const line of lines) {
-      if (!line.startsWith("{")) continue;
-      const ev = JSON.parse(line) as {
-        stage: string;
-        verb: string;
-        userAgent?: string;
-        objectRef?: { resource?: string; name?: string };
-        responseStatus?: { code?: number };
-        stageTimestamp: string;
-      };
-      if (ev.stage !== "ResponseComplete") continue;
-      const ua = ev.userAgent ?? "";
-      this.calls.push({
-        at: microTimeMs(ev.stageTimestamp),
-        verb: ev.verb,
-        resource: ev.objectRef?.resource ?? "",
-        name: ev.objectRef?.name ?? "",
-        who: ua.startsWith(agentPrefix) ? ua.slice(agentPrefix.length) : ua,
-        code: ev.responseStatus?.code ?? 0,
-      });
-    }
-    for (const l of [...this.listeners]) l();
-  }
-
-  /** Resolves with `check()`'s first value, asked now and after every new audit line. */
-  until<T>(what: string, check: () => T | undefined, ms: number): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const done = (f: () => void) => {
-        clearTimeout(timer);
-        this.listeners.delete(look);
-        f();
-      };
-      const look = () => {
-        const v = check();
-        if (v !== undefined) done(() => resolve(v));
-      };
-      const timer = setTimeout(
-        () => done(() => reject(new Error(`timed out after ${seconds(ms)} waiting for ${what}`))),
-        ms,
-      );
-      this.listeners.add(look);
-      look();
-    });
-  }
-
-  /** The first call at index ≥ `from` that matches. */
-  find(from: number, match: (c: Call) => boolean): { call: Call; index: number } | undefined {
-    for (let i = from; i < this.calls.length; i++)
-      if (match(this.calls[i])) return { call: this.calls[i], index: i };
-    return undefined;
-  }
-}
 
 const ok = (c: Call) => c.code >= 200 && c.code < 300;
 const isLeaseWrite = (lease: string) => (c: Call) =>
@@ -281,9 +194,9 @@ interface Failover {
 interface Idle {
   windowMs: number;
   leader: { readsPerSec: number; writesPerSec: number };
-  /** The mean over the followers. */
+  /** Per follower: the followers' requests / their number. */
   follower: { readsPerSec: number; writesPerSec: number };
-  perFollower: { id: string; readsPerSec: number; writesPerSec: number }[];
+  followers: number;
   expected: { leaderWritesPerSec: number; followerReadsPerSec: number };
 }
 
@@ -378,7 +291,7 @@ async function runSet(
     const t0 = wallNow();
     await new Promise((r) => setTimeout(r, opts.idlePeriods * d.retryPeriod));
     const t1 = wallNow();
-    const idle = idleRates(audit, auditStart, lease, t0, t1, [...candidates.live.keys()], d);
+    const idle = idleRates(audit, auditStart, lease, t0, t1, candidates.live.size, d);
 
     const failovers: Failover[] = [];
     for (let f = 1; f <= opts.failovers; f++) {
@@ -445,38 +358,44 @@ async function runSet(
   }
 }
 
+/**
+ * Lease requests in [t0, t1), each put down to the role its sender had when it was served: the
+ * holder's (by the last successful Lease write before it) or a follower's. A follower that takes
+ * over mid-window is a follower until its write lands, the leader after — so a takeover without a
+ * kill shows as follower writes, and the rates stay per role, not per process.
+ */
 function idleRates(
   audit: AuditLog,
   from: number,
   lease: string,
   t0: number,
   t1: number,
-  ids: string[],
+  candidates: number,
   d: Durations,
 ): Idle {
-  const secs = (t1 - t0) / 1000;
-  const count = (id: string) => {
-    let reads = 0;
-    let writes = 0;
-    for (let i = from; i < audit.calls.length; i++) {
-      const c = audit.calls[i];
-      if (c.at < t0 || c.at >= t1 || c.resource !== "leases" || c.name !== lease || c.who !== id) continue;
-      if (c.verb === "get") reads++;
-      else writes++; // update or create, answered 2xx or not: each is a write request
+  const leader = { reads: 0, writes: 0 };
+  const follower = { reads: 0, writes: 0 };
+  let holder = "";
+  for (let i = from; i < audit.calls.length; i++) {
+    const c = audit.calls[i];
+    if (c.resource !== "leases" || c.name !== lease) continue;
+    if (c.at >= t0 && c.at < t1) {
+      const role = c.who === holder ? leader : follower;
+      if (c.verb === "get") role.reads++;
+      else role.writes++; // update or create, answered 2xx or not: each is a write request
     }
-    return { id, readsPerSec: reads / secs, writesPerSec: writes / secs };
-  };
-  const all = ids.map(count);
-  // The leader is the one that wrote most (followers write only to take over).
-  const leader = all.reduce((a, b) => (b.writesPerSec > a.writesPerSec ? b : a));
-  const followers = all.filter((c) => c !== leader);
-  const mean = (f: (c: (typeof all)[number]) => number) =>
-    followers.length ? followers.reduce((n, c) => n + f(c), 0) / followers.length : 0;
+    if (isLeaseWrite(lease)(c)) holder = c.who;
+  }
+  const secs = (t1 - t0) / 1000;
+  const followers = candidates - 1;
   return {
     windowMs: t1 - t0,
-    leader: { readsPerSec: leader.readsPerSec, writesPerSec: leader.writesPerSec },
-    follower: { readsPerSec: mean((c) => c.readsPerSec), writesPerSec: mean((c) => c.writesPerSec) },
-    perFollower: followers,
+    leader: { readsPerSec: leader.reads / secs, writesPerSec: leader.writes / secs },
+    follower: {
+      readsPerSec: follower.reads / secs / followers,
+      writesPerSec: follower.writes / secs / followers,
+    },
+    followers,
     expected: expectedIdleRates(d),
   };
 }
@@ -494,7 +413,6 @@ async function main(): Promise<void> {
     "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: Metadata\n",
   );
   const server = await startInsecureAPIServerChild(["--audit-policy-file", policy, "--audit-log-path", "-"]);
-  server.child.stdout?.setEncoding("utf8");
   const audit = new AuditLog(server.child);
   try {
     const driver = newForConfig({ host: server.url, qps: -1, userAgent: `${agentPrefix}driver` });
@@ -568,7 +486,7 @@ function report(results: SetResult[], load: { before: number; after: number }): 
     ]),
   ]);
   console.log(
-    "\nIdle election: Lease requests per second at the API server (from its audit log), leader and mean follower\n",
+    "\nIdle election: Lease requests per second at the API server (from its audit log), the leader's and per follower\n",
   );
   table([
     [
