@@ -262,7 +262,10 @@ function integerComparisonHolds(
 /** Every requirement must hold (the commas in a selector string are ANDs); none at all: everything matches. */
 export function selectorMatches(selector: Selector, labels: Labels): boolean {
   if (selector.selectsNothing) return false;
-  return selector.requirements.every((requirement) => matches(requirement, labels));
+  // A loop, not `every(…)`: this runs for every pod on every node in some Filters, and a
+  // callback is a closure made per call.
+  for (const requirement of selector.requirements) if (!matches(requirement, labels)) return false;
+  return true;
 }
 // #endregion selector-matches
 

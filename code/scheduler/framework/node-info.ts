@@ -92,13 +92,13 @@ export class NodeInfo {
     this.requested.addResource(pi.requests, sign);
     this.nonZeroRequested.milliCPU += sign * pi.nonZeroRequests.milliCPU;
     this.nonZeroRequested.memory += sign * pi.nonZeroRequests.memory;
-    for (const c of pi.pod.spec.containers ?? []) {
-      for (const p of c.ports ?? []) {
-        if (sign > 0) this.usedPorts.add(p.hostIP, p.protocol, p.hostPort ?? 0);
-        else this.usedPorts.remove(p.hostIP, p.protocol, p.hostPort ?? 0);
-      }
+    // Read off the PodInfo, not the pod: the pod object is cold in memory, and a dry run
+    // removes and adds back every victim on every candidate node.
+    for (const p of pi.hostPorts) {
+      if (sign > 0) this.usedPorts.add(p.hostIP, p.protocol, p.hostPort);
+      else this.usedPorts.remove(p.hostIP, p.protocol, p.hostPort);
     }
-    for (const key of pvcKeys(pi.pod)) {
+    for (const key of pi.pvcKeys) {
       const n = (this.pvcRefCounts.get(key) ?? 0) + sign;
       if (n > 0) this.pvcRefCounts.set(key, n);
       else this.pvcRefCounts.delete(key);
@@ -169,16 +169,4 @@ export function podWithAffinity(p: Pod): boolean {
 
 export function podWithRequiredAntiAffinity(p: Pod): boolean {
   return (p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0;
-}
-
-/** The PVCs a pod uses, as "namespace/name": claims by name, and generic ephemeral volumes' claims. */
-function pvcKeys(pod: Pod): string[] {
-  const ns = pod.metadata.namespace ?? "";
-  const keys: string[] = [];
-  for (const v of pod.spec.volumes ?? []) {
-    const claim = (v.persistentVolumeClaim as { claimName?: string } | undefined)?.claimName;
-    if (claim) keys.push(`${ns}/${claim}`);
-    else if (v.ephemeral) keys.push(`${ns}/${pod.metadata.name}-${v.name}`);
-  }
-  return keys;
 }

@@ -164,6 +164,18 @@ export function getPodKey(pod: Pod): string {
   return pod.metadata.uid ?? `${pod.metadata.namespace ?? ""}/${pod.metadata.name ?? ""}`;
 }
 
+/** The PVCs a pod uses, as "namespace/name": claims by name, and generic ephemeral volumes' claims. */
+function pvcKeys(pod: Pod): string[] {
+  const ns = pod.metadata.namespace ?? "";
+  const keys: string[] = [];
+  for (const v of pod.spec.volumes ?? []) {
+    const claim = (v.persistentVolumeClaim as { claimName?: string } | undefined)?.claimName;
+    if (claim) keys.push(`${ns}/${claim}`);
+    else if (v.ephemeral) keys.push(`${ns}/${pod.metadata.name}-${v.name}`);
+  }
+  return keys;
+}
+
 /** PodInfo: a pod plus what the scheduler derives from it once. */
 export class PodInfo {
   pod!: Pod;
@@ -174,6 +186,13 @@ export class PodInfo {
   /** What the pod requests, and the same with the non-zero defaults (for NodeInfo's sums). */
   requests = new Resource();
   nonZeroRequests = new Resource();
+  /**
+   * The containers' host ports (hostPort > 0) and the PVCs the pod uses ("namespace/claim"):
+   * NodeInfo adds and subtracts them on every add and remove — in a preemption dry run, for
+   * every victim on every candidate node — so they are read off the pod once, like `requests`.
+   */
+  hostPorts: { hostIP?: string; protocol?: string; hostPort: number }[] = [];
+  pvcKeys: string[] = [];
   /** The first error parsing the pod's terms (an invalid selector); the terms are then partial. */
   parseError?: Error;
 
@@ -197,6 +216,12 @@ export class PodInfo {
     );
     this.requests = podRequests(pod);
     this.nonZeroRequests = podRequests(pod, true);
+    this.hostPorts = [];
+    for (const c of pod.spec.containers ?? [])
+      for (const p of c.ports ?? [])
+        if ((p.hostPort ?? 0) > 0)
+          this.hostPorts.push({ hostIP: p.hostIP, protocol: p.protocol, hostPort: p.hostPort! });
+    this.pvcKeys = pvcKeys(pod);
   }
 
   private terms(ts: PodAffinityTerm[] | undefined): AffinityTerm[] {

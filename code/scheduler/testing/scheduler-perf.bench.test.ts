@@ -79,6 +79,9 @@ describe("scheduler benchmark (small)", () => {
       expect(w.throughput.average, w.name).toBeGreaterThan(0);
       expect(Object.keys(w.throughput).sort()).toEqual(["average", "p50", "p90", "p99", "windows"]);
       expect(w.error, w.name).toBeUndefined();
+      // CPU per measured pod, both processes: positive and finite (the scheduler does work per pod).
+      expect(w.cpuMsPerPod.scheduler, w.name).toBeGreaterThan(0);
+      expect(Number.isFinite(w.cpuMsPerPod.apiserver), w.name).toBe(true);
     }
     expect(preemption.ratio).toBeCloseTo(preemption.throughput.average / 18, 1);
     expect(out.ceiling).toMatchObject({ pods: 30, watchesClosedByServer: 0 });

@@ -29,14 +29,22 @@
  *   is bound; the last, partial window counts when it is at least 0.2 s long (or is the only
  *   one), its rate scaled to per second;
  * - a phase that binds nothing for 60 s stops the workload: its row says how many were bound.
+ * - CPU per pod: each process's CPU time over the measured phase divided by the measured pods
+ *   bound — the figure that survives a shared machine, where pods/s moves with the load;
+ * - `--cpu-prof DIR` profiles the measured phase alone, in the scheduler (this process, the
+ *   inspector's Profiler) and in the API server (bind.bench.ts's profile-start / profile-stop
+ *   lines), and writes `DIR/<workload>.scheduler.cpuprofile` and `….apiserver.cpuprofile`
+ *   (open them in Chrome DevTools, or summarize with code/apiserver/testing/cpu-profile.ts).
  * Flags: --workloads a,b (names or their prefix: `SchedulingBasic/500Nodes`, `PreemptionBasic`),
  * --scale F (every count × F, e.g. 0.1), --quick (scale 0.02, the ceiling at 100 pods),
  * --clients N (32, the writer's), --ceiling-pods N (the largest measured count), --no-ceiling,
- * --json (one object on stdout; progress on stderr).
+ * --cpu-prof DIR, --json (one object on stdout; progress on stderr).
  */
 import { spawn } from "node:child_process";
 import { setMaxListeners } from "node:events";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
+import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -99,6 +107,7 @@ function positive(name: string, fallback: number): number {
 }
 const self = fileURLToPath(import.meta.url);
 const bindBench = join(repoRoot, "code", "apiserver", "testing", "bind.bench.ts");
+const cpuProfDir = option("cpu-prof");
 const round = (x: number) => Math.round(x * 10) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -143,6 +152,7 @@ function startServer() {
     err = (err + c).slice(-4000);
   });
   const waiting: ((s: { terminatedWatchers: number }) => void)[] = [];
+  const answers: ((msg: Record<string, unknown>) => void)[] = [];
   const url = new Promise<string>((resolve, reject) => {
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
@@ -154,6 +164,7 @@ function startServer() {
         const msg = JSON.parse(line);
         if (msg.url) resolve(msg.url);
         if (msg.stats) waiting.shift()?.(msg.stats);
+        if ("profiling" in msg || "profiled" in msg) answers.shift()?.(msg);
       }
     });
     child.once("exit", (code) => reject(new Error(`API server exited with ${code}: ${err}`)));
@@ -165,6 +176,12 @@ function startServer() {
       new Promise<{ terminatedWatchers: number }>((resolve) => {
         waiting.push(resolve);
         child.stdin.write("stats\n");
+      }),
+    /** bind.bench.ts's phase profile: "profile-start", then "profile-stop <path>". */
+    ask: (line: string) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        answers.push(resolve);
+        child.stdin.write(`${line}\n`);
       }),
     async stop(): Promise<void> {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -331,6 +348,10 @@ export interface WorkloadResult {
   measuredSecs: number;
   /** CPU used during the measured phase, in cores (1 = one core busy all the time). */
   cpuCores: { scheduler: number; apiserver: number };
+  /** CPU ms per measured pod bound, over the measured phase. */
+  cpuMsPerPod: { scheduler: number; apiserver: number };
+  /** With --cpu-prof: the two profiles written. */
+  profiles?: string[];
   error?: string;
 }
 
@@ -398,6 +419,7 @@ async function runWorkload(w: Workload, clients: number): Promise<WorkloadResult
 
     // The measured pods, sampled every second from the first one bound.
     const m = w.measure;
+    const profiler = cpuProfDir ? await startProfiles(server) : undefined;
     const cpuSched0 = process.cpuUsage();
     const cpuServer0 = cpuSeconds(server.child.pid) ?? Number.NaN;
     const wall0 = performance.now();
@@ -437,8 +459,14 @@ async function runWorkload(w: Workload, clients: number): Promise<WorkloadResult
     if (t0 === 0) t0 = wall0;
     const wallSecs = (end - wall0) / 1000;
     const u = process.cpuUsage(cpuSched0);
-    cpu.scheduler = (u.user + u.system) / 1e6 / wallSecs;
-    cpu.apiserver = ((cpuSeconds(server.child.pid) ?? Number.NaN) - cpuServer0) / wallSecs;
+    const cpuSecs = {
+      scheduler: (u.user + u.system) / 1e6,
+      apiserver: (cpuSeconds(server.child.pid) ?? Number.NaN) - cpuServer0,
+    };
+    cpu.scheduler = cpuSecs.scheduler / wallSecs;
+    cpu.apiserver = cpuSecs.apiserver / wallSecs;
+    const perPod = (secs: number) => Math.round((secs * 1e5) / Math.max(boundIn(m.namespace), 1)) / 100;
+    const profiles = profiler ? await profiler.stop(w.name) : undefined;
     await writing.catch((e) => {
       failure ??= (e as Error).message;
     });
@@ -473,6 +501,8 @@ async function runWorkload(w: Workload, clients: number): Promise<WorkloadResult
         scheduler: Math.round(cpu.scheduler * 100) / 100,
         apiserver: Math.round(cpu.apiserver * 100) / 100,
       },
+      cpuMsPerPod: { scheduler: perPod(cpuSecs.scheduler), apiserver: perPod(cpuSecs.apiserver) },
+      ...(profiles ? { profiles } : {}),
       ...(failure ? { error: failure } : {}),
     };
   } finally {
@@ -482,6 +512,28 @@ async function runWorkload(w: Workload, clients: number): Promise<WorkloadResult
     admin.closeIdleConnections();
     await server.stop();
   }
+}
+
+// ---- --cpu-prof: the measured phase's profiles, this process's and the API server's ----
+
+async function startProfiles(server: ReturnType<typeof startServer>) {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  await server.ask("profile-start");
+  return {
+    async stop(name: string): Promise<string[]> {
+      const dir = cpuProfDir as string;
+      mkdirSync(dir, { recursive: true });
+      const base = join(dir, name.replaceAll("/", "_"));
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      writeFileSync(`${base}.scheduler.cpuprofile`, JSON.stringify(profile));
+      const answer = await server.ask(`profile-stop ${base}.apiserver.cpuprofile`);
+      return [`${base}.scheduler.cpuprofile`, ...(answer.profiled ? [String(answer.profiled)] : [])];
+    },
+  };
 }
 
 // ---- the ceiling: bind.bench.ts, in this run, on this machine ----
@@ -577,13 +629,13 @@ function printTable(r: {
     `scheduler_perf workloads through the API server${r.scale !== 1 ? ` (counts × ${r.scale})` : ""} — load average ${r.loadAverage.before} before, ${r.loadAverage.after} after`,
   );
   console.log(
-    `${"workload".padEnd(38)}${pad("nodes", 6)}${pad("init", 6)}${pad("meas.", 7)}${pad("avg", 8)}${pad("p50", 7)}${pad("p90", 7)}${pad("p99", 7)}${pad("upstream", 10)}${pad("ratio", 7)}  aim 2×${pad("closed", 8)}${pad("relists", 9)}${pad("CPU s/a", 11)}`,
+    `${"workload".padEnd(38)}${pad("nodes", 6)}${pad("init", 6)}${pad("meas.", 7)}${pad("avg", 8)}${pad("p50", 7)}${pad("p90", 7)}${pad("p99", 7)}${pad("upstream", 10)}${pad("ratio", 7)}  aim 2×${pad("closed", 8)}${pad("relists", 9)}${pad("CPU s/a", 11)}${pad("ms/pod s/a", 13)}`,
   );
   for (const w of r.workloads) {
     const t = w.throughput;
     const aim = w.ratio === null ? "  —   " : w.ratio >= 2 ? "  PASS" : "  FAIL";
     console.log(
-      `${w.name.padEnd(38)}${pad(w.nodes, 6)}${pad(w.initPods, 6)}${pad(w.measuredPods, 7)}${pad(t.average, 8)}${pad(t.p50, 7)}${pad(t.p90, 7)}${pad(t.p99, 7)}${pad(w.threshold ?? "—", 10)}${pad(w.ratio === null ? "—" : `${w.ratio}×`, 7)}${aim}${pad(w.watchesClosedByServer, 8)}${pad(w.informerRelists, 9)}${pad(`${w.cpuCores.scheduler}/${w.cpuCores.apiserver}`, 11)}`,
+      `${w.name.padEnd(38)}${pad(w.nodes, 6)}${pad(w.initPods, 6)}${pad(w.measuredPods, 7)}${pad(t.average, 8)}${pad(t.p50, 7)}${pad(t.p90, 7)}${pad(t.p99, 7)}${pad(w.threshold ?? "—", 10)}${pad(w.ratio === null ? "—" : `${w.ratio}×`, 7)}${aim}${pad(w.watchesClosedByServer, 8)}${pad(w.informerRelists, 9)}${pad(`${w.cpuCores.scheduler}/${w.cpuCores.apiserver}`, 11)}${pad(`${w.cpuMsPerPod.scheduler}/${w.cpuMsPerPod.apiserver}`, 13)}`,
     );
     const notes = [
       w.allBound ? `all ${w.measuredPods} bound` : `ONLY ${w.measuredBound}/${w.measuredPods} bound`,
@@ -593,6 +645,7 @@ function printTable(r: {
         ? [`${w.schedulerErrors} scheduler errors (${w.firstSchedulerErrors.join(" | ").slice(0, 300)})`]
         : []),
       ...(w.error ? [w.error] : []),
+      ...(w.profiles ? [`profiles: ${w.profiles.join(", ")}`] : []),
       ...(w.threshold ? [`threshold: ${w.thresholdNote}`] : []),
     ];
     console.log(`${"".padEnd(4)}${notes.join("; ")}`);
@@ -601,7 +654,7 @@ function printTable(r: {
     "  pods/s over 1 s windows (upstream's SchedulingThroughput; its threshold is on the average);",
   );
   console.log(
-    "  closed: watches the API server closed; relists: the scheduler's informers; CPU s/a: cores used by scheduler / API server while measuring",
+    "  closed: watches the API server closed; relists: the scheduler's informers; CPU s/a: cores used by scheduler / API server while measuring; ms/pod s/a: their CPU ms per measured pod",
   );
   if (r.ceiling)
     console.log(

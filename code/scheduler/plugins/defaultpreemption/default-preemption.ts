@@ -206,22 +206,7 @@ export class DefaultPreemption implements PostFilterPlugin, PreemptionPolicy {
         newStatus(Code.UnschedulableAndUnresolvable, "No preemption victims found for incoming pod"),
       ];
     }
-    const now = () => this.fh.clock.now();
-    const ops: VictimOps = {
-      removePod: (pi) => {
-        const err = nodeInfo.removePod(pi.pod);
-        if (err) return err;
-        return asError(this.fh.runPreFilterExtensionRemovePod(state, pod, pi, nodeInfo));
-      },
-      addPod: (pi) => {
-        nodeInfo.addPodInfo(pi);
-        return asError(this.fh.runPreFilterExtensionAddPod(state, pod, pi, nodeInfo));
-      },
-      fits: () => this.fh.runFilterPluginsWithNominatedPods(state, pod, nodeInfo),
-      moreImportant: (a, b) => moreImportantPod(a, b, now),
-      splitByPDB: (pis) => filterPodsWithPDBViolation(pis, pdbs),
-    };
-    return this.select(potential, ops);
+    return this.select(potential, new NodeVictimOps(this.fh, state, pod, nodeInfo, pdbs));
   }
   // #endregion select-victims
 
@@ -249,6 +234,46 @@ export class DefaultPreemption implements PostFilterPlugin, PreemptionPolicy {
     return [true, ""];
   }
   // #endregion eligible
+}
+
+/**
+ * VictimOps on one dry run's copies: the node copy, the cycle state copy, the preemptor. A class
+ * rather than an object of arrow functions: the dry run makes one per candidate node (a hundred
+ * per preemption), and closures are made — and, under tsx, named — on every call.
+ */
+class NodeVictimOps implements VictimOps {
+  constructor(
+    private readonly fh: Handle,
+    private readonly state: CycleState,
+    private readonly pod: Pod,
+    private readonly nodeInfo: NodeInfo,
+    private readonly pdbs: PodDisruptionBudget[],
+  ) {}
+
+  private readonly now = (): number => this.fh.clock.now();
+
+  removePod(pi: PodInfo): Error | undefined {
+    const err = this.nodeInfo.removePod(pi.pod);
+    if (err) return err;
+    return asError(this.fh.runPreFilterExtensionRemovePod(this.state, this.pod, pi, this.nodeInfo));
+  }
+
+  addPod(pi: PodInfo): Error | undefined {
+    this.nodeInfo.addPodInfo(pi);
+    return asError(this.fh.runPreFilterExtensionAddPod(this.state, this.pod, pi, this.nodeInfo));
+  }
+
+  fits(): Status | undefined {
+    return this.fh.runFilterPluginsWithNominatedPods(this.state, this.pod, this.nodeInfo);
+  }
+
+  moreImportant(a: Pod, b: Pod): boolean {
+    return moreImportantPod(a, b, this.now);
+  }
+
+  splitByPDB(pis: PodInfo[]): [PodInfo[], PodInfo[]] {
+    return filterPodsWithPDBViolation(pis, this.pdbs);
+  }
 }
 
 /** podTerminatingByPreemption: being deleted, and marked DisruptionTarget by the scheduler. */

@@ -136,7 +136,9 @@ export function nodeLabelsMatchSpreadConstraints(
   nodeLabels: Labels | undefined,
   constraints: readonly SpreadConstraint[],
 ): boolean {
-  return constraints.every((c) => nodeLabels !== undefined && c.topologyKey in nodeLabels);
+  if (nodeLabels === undefined) return constraints.length === 0;
+  for (const c of constraints) if (!(c.topologyKey in nodeLabels)) return false;
+  return true;
 }
 
 /** podLabelsMatchSpreadConstraints: some constraint's selector matches these labels. */

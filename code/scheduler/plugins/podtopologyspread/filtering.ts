@@ -117,12 +117,13 @@ export function calPreFilterState(
     if (!node) continue;
     // A node missing any topology key belongs to no domain of any constraint.
     if (!nodeLabelsMatchSpreadConstraints(node.metadata.labels, constraints)) continue;
-    constraints.forEach((c, i) => {
-      if (!matchNodeInclusionPolicies(c, pod, node, required)) return;
+    for (let i = 0; i < constraints.length; i++) {
+      const c = constraints[i];
+      if (!matchNodeInclusionPolicies(c, pod, node, required)) continue;
       const value = node.metadata.labels![c.topologyKey];
       const count = countPodsMatchSelector(nodeInfo.pods, c.selector, ns);
       tpValueToMatchNum[i].set(value, (tpValueToMatchNum[i].get(value) ?? 0) + count);
-    });
+    }
   }
   const criticalPaths = tpValueToMatchNum.map((m) => {
     const p = new CriticalPaths();
