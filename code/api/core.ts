@@ -337,6 +337,8 @@ export interface PodSpec {
   enableServiceLinks?: boolean;
   /** While any gate remains the scheduler leaves the pod alone; gates may only be removed. */
   schedulingGates?: { name: string }[];
+  /** Extra conditions (set by other controllers) that must be True for the pod to be Ready. */
+  readinessGates?: { conditionType: string }[];
   ephemeralContainers?: Container[];
 }
 
