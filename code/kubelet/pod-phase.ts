@@ -1,5 +1,6 @@
 /**
  * getPhase — the pod's phase (Pending, Running, Succeeded, Failed) from its containers' states.
+ * Mirrors kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (getPhase).
  *
  * Solves: the phase is the one word every controller reads (a Job counts Succeeded and Failed
  * pods, a ReplicaSet replaces Failed ones), but it is not stored anywhere the kubelet can look it

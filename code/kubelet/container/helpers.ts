@@ -1,6 +1,6 @@
 /**
  * Container helpers — the small questions about a pod's containers that the kubelet's phase,
- * conditions and runtime manager all ask.
+ * conditions and runtime manager all ask. Mirrors kubernetes/kubernetes pkg/kubelet/container/helpers.go.
  *
  * Solves:
  * - a sidecar is an init container with `restartPolicy: Always`: it keeps running beside the

@@ -1,5 +1,6 @@
 /**
  * CrashLoopBackOff — how the kubelet spaces out restarts of a container that keeps exiting.
+ * Mirrors kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go (doBackOff).
  *
  * Solves: a container that crashes on start would otherwise be restarted on every sync (every
  * second or so), burning CPU and flooding logs and events. The kubelet keeps one client-go

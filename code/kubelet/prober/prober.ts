@@ -1,6 +1,7 @@
 /**
  * The prober — runs one probe of a container with the right handler and turns the handler's
  * answer into a counted result and, where the user should know, an event.
+ * Mirrors kubernetes/kubernetes pkg/kubelet/prober/prober.go.
  *
  * Solves:
  * - the worker knows when to probe, the handlers know how; between them something must pick the

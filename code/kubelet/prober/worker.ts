@@ -1,5 +1,6 @@
 /**
  * The probe worker — one per (pod, container, probe type), probing on its own period.
+ * Mirrors kubernetes/kubernetes pkg/kubelet/prober/worker.go.
  *
  * Solves:
  * - a single failed probe must not restart a container or pull it out of a Service, nor a single

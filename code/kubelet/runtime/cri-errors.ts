@@ -1,6 +1,7 @@
 /**
  * CRI errors — what a runtime's failures look like to the kubelet: a gRPC status (a code and a
  * description), plus the few error names the kubelet recognises by prefix.
+ * Mirrors kubernetes/kubernetes staging/src/k8s.io/cri-api/pkg/errors/errors.go.
  *
  * Solves:
  * - the kubelet must tell "that container is gone" (carry on: it was removed) from a real failure;

@@ -1,6 +1,7 @@
 /**
  * CRI — the Container Runtime Interface: the two services the kubelet calls to run pods, with the
  * messages and states of the CRI's protobuf API.
+ * Mirrors kubernetes/kubernetes staging/src/k8s.io/cri-api/pkg/apis/services.go.
  *
  * Solves:
  * - the kubelet must not care whether containers are containerd tasks, CRI-O processes, our child

@@ -1,6 +1,7 @@
 /**
  * FakeImageService — the CRI's image half for simulations: a registry that is just a table of
  * image names and what their containers do, and the set of images pulled onto this node.
+ * Mirrors kubernetes/kubernetes staging/src/k8s.io/cri-api/pkg/apis/testing/fake_image_service.go.
  *
  * Solves:
  * - a simulation needs images that behave ("exits with code 1 after 3 s", "runs forever",

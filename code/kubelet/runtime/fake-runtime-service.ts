@@ -1,6 +1,7 @@
 /**
  * FakeRuntimeService — the CRI's runtime half with no processes: sandboxes and containers are
  * records, and containers change state only on the clock's timers.
+ * Mirrors kubernetes/kubernetes staging/src/k8s.io/cri-api/pkg/apis/testing/fake_runtime_service.go.
  *
  * Solves:
  * - simulations and benchmarks need hundreds of kubelets in one process (kwok's role); a container

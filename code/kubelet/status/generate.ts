@@ -1,6 +1,7 @@
 /**
  * Pod conditions — the kubelet's five: PodScheduled, PodReadyToStartContainers, Initialized,
  * ContainersReady and Ready, each computed from the container statuses on every sync.
+ * Mirrors kubernetes/kubernetes pkg/kubelet/status/generate.go.
  *
  * Solves:
  * - a Service sends traffic only to Ready pods, and a rolling update waits for them: Ready must be

@@ -1,6 +1,7 @@
 /**
  * How long a kill -9 of the leader can leave a Lease without an acting leader, in theory — the
  * figures the leader-election benchmark prints beside what it measured.
+ * Mirrors kubernetes/client-go tools/leaderelection/leaderelection.go.
  *
  * Solves: "failover takes about leaseDuration" is the folklore; the exact window follows from
  * four facts of client-go v0.32 (tools/leaderelection/leaderelection.go and resourcelock/):

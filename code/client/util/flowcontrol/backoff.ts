@@ -1,7 +1,7 @@
 /**
  * Backoff — a per-key exponential backoff: how long to hold off the next try of something that
  * keeps failing. The kubelet's CrashLoopBackOff is one of these, keyed by container.
- * Mirrors client-go's util/flowcontrol/backoff.go.
+ * Mirrors k8s.io/client-go util/flowcontrol/backoff.go.
  *
  * Solves:
  * - a container that crashes as soon as it starts must not be restarted in a tight loop: each

@@ -1,5 +1,6 @@
 /**
  * The exec probe — healthy if a command run inside the container exits 0.
+ * Mirrors kubernetes/kubernetes pkg/probe/exec/exec.go.
  *
  * Solves:
  * - the container's own judgement of its health ("cat /tmp/healthy", "pg_isready"), run where the

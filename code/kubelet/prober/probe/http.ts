@@ -1,5 +1,6 @@
 /**
  * The httpGet probe — healthy if a GET answers 200–399.
+ * Mirrors kubernetes/kubernetes pkg/probe/http/http.go.
  *
  * Solves:
  * - "is the server answering requests?", asked the way a client would, with the user's path,

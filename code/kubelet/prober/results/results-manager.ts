@@ -1,5 +1,6 @@
 /**
  * The probe results manager — the last counted result of one probe type, per container.
+ * Mirrors kubernetes/kubernetes pkg/kubelet/prober/results/results_manager.go.
  *
  * Solves:
  * - the workers probe on their own timers, but the kubelet acts on results in its sync loop
