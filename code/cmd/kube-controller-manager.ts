@@ -60,7 +60,6 @@ import {
   resolveControllers,
   startControllerManager,
 } from "../controllers/controller-manager.ts";
-import { newEventRecorder } from "../controllers/event-recorder.ts";
 import {
   defaultLeaderElectionConfiguration,
   type LeaderElectionConfiguration,
@@ -75,6 +74,7 @@ import {
   leaderElectionIdentity,
   leaderElectionProblem,
 } from "./cli/leader-election-flags.ts";
+import { flushLeaseEvents, newLeaseEventRecorder } from "./cli/lease-events.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
@@ -266,11 +266,7 @@ const kubeControllerManager = command({
     let starting: Promise<RunningControllerManager | undefined> | undefined;
     // Upstream's Config: one recorder as "kube-controller-manager", given to the lock too, so the
     // election leaves core/v1 Events on the Lease (`kubectl describe lease`).
-    const leaseEvents = newEventRecorder(client, "kube-controller-manager", {
-      group: "coordination.k8s.io",
-      version: "v1",
-      kind: "Lease",
-    });
+    const leaseEvents = newLeaseEventRecorder(client, "kube-controller-manager");
     const elector = newLeaderElectorFromConfiguration(
       le,
       opts.rest,
@@ -317,9 +313,7 @@ const kubeControllerManager = command({
         log(`Received ${signal}; shutting down`);
         election.abort();
         await elected;
-        let flushTimer: NodeJS.Timeout | undefined;
-        await Promise.race([leaseEvents.flush(), new Promise((r) => (flushTimer = setTimeout(r, 2_000)))]);
-        clearTimeout(flushTimer);
+        await flushLeaseEvents(leaseEvents);
         const manager = await starting;
         await manager?.stop();
         await closeServer();

@@ -58,7 +58,6 @@ import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
-import { newEventRecorder } from "../controllers/event-recorder.ts";
 import {
   defaultLeaderElectionConfiguration,
   type LeaderElectionConfiguration,
@@ -82,6 +81,7 @@ import {
   leaderElectionIdentity,
   leaderElectionProblem,
 } from "./cli/leader-election-flags.ts";
+import { flushLeaseEvents, newLeaseEventRecorder } from "./cli/lease-events.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
@@ -265,11 +265,10 @@ const kubeScheduler = command({
     });
     // Upstream's Config: the first profile's scheduler name records the election, as core/v1
     // Events on the Lease (a legacy recorder), so `kubectl describe lease` shows who led when.
-    const leaseEvents = newEventRecorder(client, [...scheduler.profiles.keys()][0] ?? "default-scheduler", {
-      group: "coordination.k8s.io",
-      version: "v1",
-      kind: "Lease",
-    });
+    const leaseEvents = newLeaseEventRecorder(
+      client,
+      [...scheduler.profiles.keys()][0] ?? "default-scheduler",
+    );
     const elector = newLeaderElectorFromConfiguration(
       le,
       opts.rest,
@@ -317,9 +316,7 @@ const kubeScheduler = command({
         election.abort();
         await elected;
         // "stopped leading" reaches the Lease, unless the API server is away: 2 s at most, then dropped.
-        let flushTimer: NodeJS.Timeout | undefined;
-        await Promise.race([leaseEvents.flush(), new Promise((r) => (flushTimer = setTimeout(r, 2_000)))]);
-        clearTimeout(flushTimer);
+        await flushLeaseEvents(leaseEvents);
         await closeServer();
         client.closeIdleConnections();
       },
