@@ -54,12 +54,25 @@ export interface PodSandboxMetadata {
   attempt: number;
 }
 
+export interface PortMapping {
+  protocol: "TCP" | "UDP" | "SCTP";
+  containerPort: number;
+  /** A port on the node forwarded to containerPort (pod.spec.containers[].ports[].hostPort). */
+  hostPort?: number;
+  hostIp?: string;
+}
+
 export interface PodSandboxConfig {
   metadata: PodSandboxMetadata;
   hostname?: string;
+  /** Where the pod's container logs go: the kubelet's /var/log/pods/<ns>_<name>_<uid>. */
   logDirectory?: string;
+  /** Every containerPort of the pod's containers, as the kubelet collects them. */
+  portMappings?: PortMapping[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** The node's network (hostNetwork: true) rather than one of the pod's own. */
+  hostNetwork?: boolean;
 }
 
 export interface PodSandbox {
@@ -102,10 +115,16 @@ export interface ContainerConfig {
   command?: string[];
   args?: string[];
   envs?: { key: string; value: string }[];
+  workingDir?: string;
   labels?: Record<string, string>;
   /** The kubelet keeps its own state here: io.kubernetes.container.hash, .restartCount, … */
   annotations?: Record<string, string>;
+  /** Relative to the sandbox's logDirectory: `<container>/<restartCount>.log`. */
   logPath?: string;
+  stdin?: boolean;
+  tty?: boolean;
+  /** From resources.limits (LinuxContainerResources); the runtime enforces what it can. */
+  linux?: { resources?: { memoryLimitInBytes?: number; cpuQuota?: number; cpuPeriod?: number } };
 }
 
 export interface Container {
@@ -199,6 +218,37 @@ export interface ImageManagerService {
   RemoveImage(image: ImageSpec): Promise<void>;
 }
 // #endregion services
+
+// #region streaming
+/**
+ * What `kubectl exec` needs of a runtime. Upstream's CRI `Exec` returns the URL of the runtime's
+ * streaming server, which the kubelet redirects or proxies to; ours hands the kubelet the streams
+ * directly (the kubelet serves them over its own WebSocket endpoint).
+ */
+export interface ExecRequest {
+  containerId: string;
+  cmd: string[];
+  tty: boolean;
+  stdin: boolean;
+}
+
+export interface ExecProcess {
+  stdin: NodeJS.WritableStream | null;
+  stdout: NodeJS.ReadableStream;
+  /** null with a TTY: stderr is merged into stdout, as a terminal does. */
+  stderr: NodeJS.ReadableStream | null;
+  /** A terminal size change (kubectl's resize channel); a no-op without a TTY. */
+  resize(width: number, height: number): void;
+  /** The command's exit code once it has ended. */
+  exited: Promise<number>;
+  kill(): void;
+}
+
+/** A runtime that can run interactive commands in a container (the process runtime; not the fake). */
+export interface StreamingRuntime {
+  Exec(req: ExecRequest): Promise<ExecProcess>;
+}
+// #endregion streaming
 
 /** True if every pair of `selector` is in `labels` — the CRI's label_selector is equality only. */
 export function matchesLabels(
