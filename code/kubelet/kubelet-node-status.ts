@@ -59,7 +59,6 @@ import {
 } from "./nodestatus/setters.ts";
 import type { Image } from "./runtime/cri.ts";
 
-// #region options
 /** The kubelet's node heartbeat settings (KubeletConfiguration fields; flags in code/cmd/kubelet.ts). */
 export interface NodeStatusOptions {
   /** --node-status-update-frequency: how often the status is recomputed (and written if changed). */
@@ -91,7 +90,6 @@ export const nodeStatusUpdateRetry = 5;
  * upstream's binary (as distributions do: `v1.32.0+k3s1`).
  */
 export const kubeletVersion = "v1.32.0+under-the-hood";
-// #endregion options
 
 /** Everything the node status code needs from its kubelet. */
 export interface KubeletNodeConfig {
@@ -146,7 +144,6 @@ const optionsOf = (k: KubeletNodeConfig): NodeStatusOptions => ({
 const logOf = (k: KubeletNodeConfig) => k.log ?? (() => {});
 const errText = (err: unknown) => JSON.stringify(err instanceof Error ? err.message : String(err));
 
-// #region setters-in-order
 /** defaultNodeStatusFuncs: the setters in upstream's order — Ready last. */
 export function defaultNodeStatusFuncs(k: KubeletNodeConfig): Setter[] {
   const o = optionsOf(k);
@@ -194,7 +191,6 @@ export async function setNodeStatus(k: KubeletNodeConfig, node: Node, setters = 
     }
   }
 }
-// #endregion setters-in-order
 
 // #region initial-node
 /** The labels a kubelet sets on its own Node (and reconciles on a Node it finds). */

@@ -52,7 +52,6 @@ export function metaTime(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-// #region machine
 /** What cAdvisor tells the kubelet about the machine (cadvisorapiv1.MachineInfo, the fields used). */
 export interface MachineInfo {
   numCores: number;
@@ -112,7 +111,6 @@ export async function machineInfoFromHost(rootDir: string): Promise<MachineInfo>
     osImage: pretty ?? `${goos()} ${release()}`,
   };
 }
-// #endregion machine
 
 // #region allocatable
 /** A hard eviction threshold `signal<value>`: a quantity (`100Mi`) or a percentage (`10%`). */
@@ -184,7 +182,6 @@ export function allocatableFrom(capacity: ResourceList, reservation: ResourceLis
 }
 // #endregion allocatable
 
-// #region setters
 /**
  * NodeAddress without a cloud provider: InternalIP (the node IP the caller gives; upstream
  * resolves the hostname or picks the default route's interface) and Hostname.
@@ -305,7 +302,6 @@ export function goRuntime(os = goos(), architecture = goarch()): Setter {
     nodeInfo.architecture = architecture;
   };
 }
-// #endregion setters
 
 // #region pressure-conditions
 interface PressureWords {
