@@ -246,17 +246,32 @@ describe("startNodeStatusUpdater", () => {
     expect(rvs[5]).not.toBe(rvs[4]);
   });
 
+  it("gives up a period after nodeStatusUpdateRetry (5) tries, and does not register a deleted Node again", async () => {
+    clock = new FakeClock(t0);
+    const lines: string[] = [];
+    let repeated = 0;
+    const k = kubelet({ log: (l) => lines.push(l), onRepeatedHeartbeatFailure: () => repeated++ });
+    updater = startNodeStatusUpdater({ ...k, random: () => 0 });
+    await parked();
+    await advance(100);
+    await client.coreV1.nodes().delete(k.nodeName);
+    await advance(10_000);
+    expect(lines.filter((l) => l.startsWith('"Error updating node status, will retry"'))).toHaveLength(5);
+    expect(lines.at(-1)).toBe('"Unable to update node status" err="update node status exceeds retry count"');
+    expect(repeated).toBe(4);
+    // Upstream registers once per kubelet start: the Node stays gone until the kubelet restarts.
+    await expect(getNode(k.nodeName)).rejects.toThrow(/not found/);
+  });
+
   it("puts back a removed kubernetes.io/os label at the next period", async () => {
     clock = new FakeClock(t0);
     const k = kubelet();
     updater = startNodeStatusUpdater({ ...k, random: () => 0 });
     await parked();
     await advance(100);
-    await client.coreV1
-      .nodes()
-      .patch(k.nodeName, "application/merge-patch+json", {
-        metadata: { labels: { "kubernetes.io/os": null } },
-      });
+    await client.coreV1.nodes().patch(k.nodeName, "application/merge-patch+json", {
+      metadata: { labels: { "kubernetes.io/os": null } },
+    });
     await advance(10_000);
     expect((await getNode(k.nodeName)).metadata.labels?.["kubernetes.io/os"]).toBe(goos());
   });

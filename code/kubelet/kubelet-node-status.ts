@@ -18,8 +18,8 @@
  * - at most one registration or status update runs at a time (one loop);
  * - "changed" ignores the conditions' lastHeartbeatTime (nodeStatusHasChanged), or every
  *   recomputation would count as a change;
- * - a status update tries at most nodeStatusUpdateRetry (5) times; the first GET may be served
- *   from the API server's cache (resourceVersion=0), the retries read from etcd;
+ * - a status update tries at most nodeStatusUpdateRetry (5) times; the first read is from a cache
+ *   (the kubelet's node lister if it has one, else the API server's watch cache), retries from etcd;
  * - lastStatusReportTime moves only when a PATCH succeeded.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go (registerWithAPIServer, tryRegisterWithAPIServer, updateDefaultLabels, initialNode, syncNodeStatus, updateNodeStatus, tryUpdateNodeStatus, updateNode, patchNodeStatus, defaultNodeStatusFuncs, setNodeStatus, nodeStatusHasChanged, nodeConditionsHaveChanged)
@@ -132,6 +132,14 @@ export interface KubeletNodeConfig {
   underPIDPressure?: () => boolean;
   /** The node's events (reason, message); the caller records them with the node's reference. */
   recordEvent?: RecordEvent;
+  /**
+   * The kubelet's node informer (GetNode / nodeLister): the first try of each status update reads
+   * the Node from it instead of the API server. Absent: a GET with resourceVersion=0, which the
+   * API server answers from its watch cache (what the kubelet did before it had the lister).
+   */
+  nodeLister?: () => Node | undefined;
+  /** Called when a status update fails again after its first try (kubelet: closes its connections). */
+  onRepeatedHeartbeatFailure?: () => void;
   /** Log lines, klog-style (`"Successfully registered node" node="a"`). */
   log?: (line: string) => void;
   options?: Partial<NodeStatusOptions>;
@@ -233,7 +241,7 @@ export async function initialNode(k: KubeletNodeConfig): Promise<Node> {
     const current = node.metadata.labels?.[key];
     if (current !== undefined) {
       logOf(k)(
-        `"The node label will overwrite default setting" labelKey="${key}" labelValue="${value}" default="${current}"`,
+        `"the node label will overwrite default setting" labelKey="${key}" labelValue="${value}" default="${current}"`,
       );
     }
     (node.metadata.labels as Record<string, string>)[key] = value;
@@ -401,14 +409,19 @@ export async function tryUpdateNodeStatus(
   tryNumber: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  // The first try may read the API server's cache; a conflict's retries read etcd.
-  const opts = tryNumber === 0 ? { resourceVersion: "0", signal } : { signal };
-  let original: Node;
+  // The first try reads a cache (the kubelet's lister, or the API server's watch cache): GETs of
+  // Nodes are most of a large cluster's load. The retries — after a conflict — read etcd.
+  let original: Node | undefined;
   try {
-    original = await k.client.coreV1.nodes().get(k.nodeName, opts);
+    if (tryNumber === 0 && k.nodeLister) original = structuredClone(k.nodeLister());
+    else {
+      const opts = tryNumber === 0 ? { resourceVersion: "0", signal } : { signal };
+      original = await k.client.coreV1.nodes().get(k.nodeName, opts);
+    }
   } catch (err) {
     throw new Error(`error getting node "${k.nodeName}": ${err instanceof Error ? err.message : err}`);
   }
+  if (!original) throw new Error(`nil "${k.nodeName}" node object`);
   const { node, changed } = await updateNode(k, original);
   const shouldPatch =
     changed ||
@@ -448,6 +461,7 @@ export async function updateNodeStatus(k: KubeletNodeConfig, state: NodeStatusSt
       await tryUpdateNodeStatus(k, state, i, signal);
       return;
     } catch (err) {
+      if (i > 0) k.onRepeatedHeartbeatFailure?.();
       logOf(k)(`"Error updating node status, will retry" err=${errText(err)}`);
     }
   }
