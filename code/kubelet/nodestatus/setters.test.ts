@@ -1,3 +1,4 @@
+import { cpus, release, tmpdir, totalmem } from "node:os";
 import { describe, expect, it } from "vitest";
 import type { Node } from "../../api/core.ts";
 import { nodeStatusPatch } from "./patch.ts";
@@ -6,6 +7,8 @@ import {
   images,
   type MachineInfo,
   machineInfo,
+  machineInfoFromCapacity,
+  machineInfoFromHost,
   memoryPressureCondition,
   metaTime,
   nodeAllocatableReservation,
@@ -149,6 +152,30 @@ describe("capacity and allocatable", () => {
     });
   });
 
+  it("simulates a machine of a given size for a fake-runtime kubelet", () => {
+    const node = newNode();
+    machineInfo({
+      nodeName: "sim-1",
+      maxPods: 110,
+      machineInfo: () =>
+        machineInfoFromCapacity("sim-1", { cpu: "2", memory: "8Gi", "ephemeral-storage": "50Gi" }),
+      allocatableReservation: (cap) => nodeAllocatableReservation(cap),
+    })(node);
+    expect(node.status?.capacity).toEqual({
+      cpu: "2",
+      memory: "8Gi",
+      pods: "110",
+      "ephemeral-storage": "50Gi",
+    });
+    expect(node.status?.allocatable).toEqual({
+      cpu: "2",
+      memory: `${8 * 1024 - 100}Mi`,
+      pods: "110",
+      "ephemeral-storage": "45Gi",
+    });
+    expect(node.status?.nodeInfo?.bootID).toBe("simulated-sim-1");
+  });
+
   it("never goes below zero", () => {
     expect(allocatableFrom({ memory: "64Mi" }, { memory: "100Mi" })).toEqual({ memory: "0" });
   });
@@ -218,5 +245,15 @@ describe("nodeStatusPatch", () => {
       },
     });
     expect(nodeStatusPatch(before, structuredClone(before))).toEqual({});
+  });
+});
+
+describe("machineInfoFromHost", () => {
+  it("reads this machine: cores, memory, the root dir's filesystem, kernel", async () => {
+    const info = await machineInfoFromHost(tmpdir());
+    expect(info.numCores).toBe(cpus().length);
+    expect(info.memoryCapacity).toBe(totalmem());
+    expect(info.rootfsCapacity).toBeGreaterThan(0);
+    expect(info.kernelVersion).toBe(release());
   });
 });

@@ -112,6 +112,32 @@ export async function machineInfoFromHost(rootDir: string): Promise<MachineInfo>
   };
 }
 
+/**
+ * A simulated machine of the given size (`{cpu: "4", memory: "16Gi", "ephemeral-storage":
+ * "100Gi"}`), for fake-runtime kubelets: many "machines" in one process, each with a boot id of
+ * its own. Missing sizes are taken from `base` (default: zero, which the Ready condition reports).
+ */
+export function machineInfoFromCapacity(
+  nodeName: string,
+  capacity: ResourceList,
+  base: Partial<MachineInfo> = {},
+): MachineInfo {
+  const units = (name: string) => {
+    const q = capacity[name] === undefined ? undefined : parseQuantity(capacity[name]);
+    return q ? Number(q.nanos / 1_000_000_000n) : undefined;
+  };
+  return {
+    numCores: units("cpu") ?? base.numCores ?? 0,
+    memoryCapacity: units("memory") ?? base.memoryCapacity ?? 0,
+    rootfsCapacity: units("ephemeral-storage") ?? base.rootfsCapacity ?? 0,
+    machineID: base.machineID ?? "",
+    systemUUID: base.systemUUID ?? "",
+    bootID: base.bootID ?? `simulated-${nodeName}`,
+    kernelVersion: base.kernelVersion ?? release(),
+    osImage: base.osImage ?? "simulated",
+  };
+}
+
 // #region allocatable
 /** A hard eviction threshold `signal<value>`: a quantity (`100Mi`) or a percentage (`10%`). */
 export interface EvictionThreshold {
