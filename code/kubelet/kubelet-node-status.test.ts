@@ -176,6 +176,14 @@ describe("registerWithAPIServer", () => {
     const node = await getNode(k.nodeName);
     expect(node.metadata.labels).toMatchObject({ "kubernetes.io/hostname": k.hostname, team: "x" });
     expect(node.spec?.unschedulable).toBe(true); // the cordon stays
+    // A Node made without capacity gets the kubelet's (updateDefaultResources).
+    expect(node.status?.capacity).toEqual({
+      cpu: "8",
+      memory: "32Gi",
+      pods: "110",
+      "ephemeral-storage": "200Gi",
+    });
+    expect(node.status?.allocatable?.memory).toBe(`${32 * 1024 - 100}Mi`);
     expect(lines).toContain(`"Node was previously registered" node="${k.nodeName}"`);
   });
 });

@@ -22,7 +22,7 @@
  *   (the kubelet's node lister if it has one, else the API server's watch cache), retries from etcd;
  * - lastStatusReportTime moves only when a PATCH succeeded.
  *
- * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go (registerWithAPIServer, tryRegisterWithAPIServer, updateDefaultLabels, initialNode, syncNodeStatus, updateNodeStatus, tryUpdateNodeStatus, updateNode, patchNodeStatus, defaultNodeStatusFuncs, setNodeStatus, nodeStatusHasChanged, nodeConditionsHaveChanged)
+ * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go (registerWithAPIServer, tryRegisterWithAPIServer, updateDefaultLabels, updateDefaultResources, initialNode, syncNodeStatus, updateNodeStatus, tryUpdateNodeStatus, updateNode, patchNodeStatus, defaultNodeStatusFuncs, setNodeStatus, nodeStatusHasChanged, nodeConditionsHaveChanged)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (nodeStatusUpdateRetry, Kubelet.Run: JitterUntil(syncNodeStatus, nodeStatusUpdateFrequency, 0.04))
  * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go (nodeStatusUpdateFrequency, nodeStatusReportFrequency, nodeLeaseDurationSeconds, maxPods, nodeStatusMaxImages)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/api/core/v1/well_known_labels.go (LabelHostname, LabelOSStable, LabelArchStable)
@@ -290,8 +290,23 @@ export function updateDefaultLabels(initial: Node, existing: Node): boolean {
 }
 
 /**
- * tryRegisterWithAPIServer: create the Node; if it exists, reconcile the kubelet's labels on it
- * (PATCH nodes/<name>/status — the status subresource also writes metadata).
+ * updateDefaultResources: a Node found without capacity or allocatable (made by hand, or by an
+ * older kubelet) gets the initial Node's, so the scheduler sees room on it at once.
+ */
+export function updateDefaultResources(initial: Node, existing: Node): boolean {
+  let requiresUpdate = false;
+  existing.status = existing.status ?? {};
+  for (const field of ["capacity", "allocatable"] as const) {
+    if (existing.status[field] !== undefined) continue;
+    existing.status[field] = { ...initial.status?.[field] };
+    requiresUpdate = requiresUpdate || initial.status?.[field] !== undefined;
+  }
+  return requiresUpdate;
+}
+
+/**
+ * tryRegisterWithAPIServer: create the Node; if it exists, reconcile the kubelet's labels and
+ * default resources on it (PATCH nodes/<name>/status — the status subresource writes metadata too).
  */
 export async function tryRegisterWithAPIServer(k: KubeletNodeConfig, node: Node, signal?: AbortSignal) {
   const log = logOf(k);
@@ -316,7 +331,11 @@ export async function tryRegisterWithAPIServer(k: KubeletNodeConfig, node: Node,
   }
   const original = structuredClone(existing);
   log(`"Node was previously registered" node="${k.nodeName}"`);
-  if (updateDefaultLabels(node, existing)) {
+  // Upstream also reconciles the attach-detach annotation, extended and huge-page resources:
+  // none of them exist here.
+  let requiresUpdate = updateDefaultLabels(node, existing);
+  requiresUpdate = updateDefaultResources(node, existing) || requiresUpdate;
+  if (requiresUpdate) {
     try {
       await patchNodeStatus(k.client, k.nodeName, original, existing, signal);
     } catch (err) {
