@@ -12,6 +12,7 @@ import {
   type KubeletNodeConfig,
   kubeletVersion,
   type NodeStatusUpdater,
+  nodeStatusOptionsWithDefaults,
   registerWithAPIServer,
   startNodeStatusUpdater,
 } from "./kubelet-node-status.ts";
@@ -269,6 +270,23 @@ describe("startNodeStatusUpdater", () => {
     expect(repeated).toBe(4);
     // Upstream registers once per kubelet start: the Node stays gone until the kubelet restarts.
     await expect(getNode(k.nodeName)).rejects.toThrow(/not found/);
+  });
+
+  it("defaults the report frequency to an explicitly set update frequency, as upstream's defaulting does", () => {
+    expect(nodeStatusOptionsWithDefaults({})).toMatchObject({
+      nodeStatusUpdateFrequencyMs: 10_000,
+      nodeStatusReportFrequencyMs: 300_000,
+    });
+    expect(nodeStatusOptionsWithDefaults({ nodeStatusUpdateFrequencyMs: 2000 })).toMatchObject({
+      nodeStatusUpdateFrequencyMs: 2000,
+      nodeStatusReportFrequencyMs: 2000,
+    });
+    expect(
+      nodeStatusOptionsWithDefaults({
+        nodeStatusUpdateFrequencyMs: 2000,
+        nodeStatusReportFrequencyMs: 60_000,
+      }),
+    ).toMatchObject({ nodeStatusReportFrequencyMs: 60_000 });
   });
 
   it("puts back a removed kubernetes.io/os label at the next period", async () => {

@@ -145,10 +145,20 @@ export interface KubeletNodeConfig {
   options?: Partial<NodeStatusOptions>;
 }
 
-const optionsOf = (k: KubeletNodeConfig): NodeStatusOptions => ({
-  ...defaultNodeStatusOptions,
-  ...k.options,
-});
+/**
+ * SetDefaults_KubeletConfiguration for these fields. One twist kept from upstream: a
+ * nodeStatusUpdateFrequency given without a nodeStatusReportFrequency makes the report frequency
+ * that same value (so a kubelet configured before leases existed keeps writing every period).
+ */
+export function nodeStatusOptionsWithDefaults(given: Partial<NodeStatusOptions> = {}): NodeStatusOptions {
+  const reportFrequency =
+    given.nodeStatusReportFrequencyMs ??
+    given.nodeStatusUpdateFrequencyMs ??
+    defaultNodeStatusOptions.nodeStatusReportFrequencyMs;
+  return { ...defaultNodeStatusOptions, ...given, nodeStatusReportFrequencyMs: reportFrequency };
+}
+
+const optionsOf = (k: KubeletNodeConfig): NodeStatusOptions => nodeStatusOptionsWithDefaults(k.options);
 const logOf = (k: KubeletNodeConfig) => k.log ?? (() => {});
 const errText = (err: unknown) => JSON.stringify(err instanceof Error ? err.message : String(err));
 
