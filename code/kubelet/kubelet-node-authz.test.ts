@@ -69,7 +69,7 @@ afterAll(async () => {
   await lease?.stop();
   await server?.close();
   await rm(dir, { recursive: true, force: true });
-});
+}, 90_000);
 
 async function refusal(p: Promise<unknown>): Promise<StatusError> {
   try {

@@ -234,7 +234,7 @@ describe("startNodeStatusUpdater", () => {
       ready0?.lastTransitionTime,
     );
     expect(updater.state.patches).toBe(3);
-  });
+  }, 90_000);
 
   it("with shortened frequencies, reports at the shorter period (demo flags)", async () => {
     clock = new FakeClock(t0);

@@ -22,6 +22,12 @@
  *   (the kubelet's node lister if it has one, else the API server's watch cache), retries from etcd;
  * - lastStatusReportTime moves only when a PATCH succeeded.
  *
+ * What upstream does differently: upstream's kubelet learns its pod CIDR from the Node, which the
+ * node IPAM controller writes; here the kubelet registers its --pod-cidr itself. Upstream also
+ * runs a fast status loop at start-up (fastStatusUpdateOnce, every 100 ms until the node is Ready)
+ * — ours is Ready in the Node it registers. The NetworkUnavailable condition (cloud routes) and
+ * the volume attach-detach annotation are left out.
+ *
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go (registerWithAPIServer, tryRegisterWithAPIServer, updateDefaultLabels, updateDefaultResources, initialNode, syncNodeStatus, updateNodeStatus, tryUpdateNodeStatus, updateNode, patchNodeStatus, defaultNodeStatusFuncs, setNodeStatus, nodeStatusHasChanged, nodeConditionsHaveChanged)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (nodeStatusUpdateRetry, Kubelet.Run: JitterUntil(syncNodeStatus, nodeStatusUpdateFrequency, 0.04))
  * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go (nodeStatusUpdateFrequency, nodeStatusReportFrequency, nodeLeaseDurationSeconds, maxPods, nodeStatusMaxImages)

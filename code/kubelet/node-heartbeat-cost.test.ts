@@ -91,4 +91,4 @@ it("an idle kubelet sends 12 requests a minute: 6 Lease updates, 6 Node GETs, an
     await updater.stop();
     await lease?.stop();
   }
-});
+}, 90_000);

@@ -21,6 +21,13 @@
  * - Ready is the last condition in the list (older API servers read it from the end);
  * - allocatable is never negative.
  *
+ * What upstream does differently: the machine comes from cAdvisor, which also reports huge pages
+ * (`hugepages-2Mi: 0` on Linux) — ours has none; without --node-ip upstream looks the node name up
+ * in DNS or takes the default route's interface and refuses a loopback --node-ip, while every
+ * kubelet here runs on one machine and defaults to 127.0.0.1; the setters for volumes
+ * (VolumesInUse, VolumeLimits), device plugins, runtime handlers and node features are left out
+ * (none of them exist here).
+ *
  * @upstream kubernetes/kubernetes pkg/kubelet/nodestatus/setters.go (Setter, NodeAddress, MachineInfo, VersionInfo, DaemonEndpoints, Images, GoRuntime, ReadyCondition, MemoryPressureCondition, PIDPressureCondition, DiskPressureCondition)
  * @upstream kubernetes/kubernetes pkg/kubelet/cm/node_container_manager_linux.go (GetNodeAllocatableReservation, hardEvictionReservation)
  * @upstream kubernetes/kubernetes pkg/kubelet/cadvisor/util.go (CapacityFromMachineInfo)
