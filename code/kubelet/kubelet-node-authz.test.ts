@@ -69,7 +69,7 @@ afterAll(async () => {
   await lease?.stop();
   await server?.close();
   await rm(dir, { recursive: true, force: true });
-}, 90_000);
+});
 
 async function refusal(p: Promise<unknown>): Promise<StatusError> {
   try {
@@ -142,7 +142,7 @@ describe("the kubelet of node a, as system:node:a", () => {
     // (A first GET served by the watch cache may miss the just-created Node and be retried; that
     // is upstream's behaviour too. Giving up, or failing a setter, is not.)
     expect(lines.filter((l) => l.includes("Unable") || l.includes("Failed"))).toEqual([]);
-  });
+  }, 90_000);
 
   it("is refused node b's status, node b's Lease and a pod bound to node b", async () => {
     await admin.coreV1.nodes().create({ apiVersion: "v1", kind: "Node", metadata: { name: "b" } });
