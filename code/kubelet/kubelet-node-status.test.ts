@@ -272,6 +272,59 @@ describe("startNodeStatusUpdater", () => {
     await expect(getNode(k.nodeName)).rejects.toThrow(/not found/);
   });
 
+  it("reports a runtime that goes down at the next period: Ready False, NodeNotReady, and back", async () => {
+    clock = new FakeClock(t0);
+    let runtimeDown = false;
+    const events: string[] = [];
+    const k = kubelet({
+      runtimeErrors: () => (runtimeDown ? "container runtime is down" : undefined),
+      recordEvent: (type, reason, message) => events.push(`${type} ${reason}: ${message}`),
+    });
+    updater = startNodeStatusUpdater({ ...k, random: () => 0 });
+    await parked();
+    await advance(100);
+    runtimeDown = true;
+    await advance(10_000);
+    const down = (await getNode(k.nodeName)).status?.conditions?.find((c) => c.type === "Ready");
+    expect(down).toMatchObject({
+      status: "False",
+      reason: "KubeletNotReady",
+      message: "container runtime is down",
+      lastTransitionTime: metaTime(t0 + 10_100),
+    });
+    runtimeDown = false;
+    await advance(10_000);
+    const up = (await getNode(k.nodeName)).status?.conditions?.find((c) => c.type === "Ready");
+    expect(up).toMatchObject({ status: "True", lastTransitionTime: metaTime(t0 + 20_100) });
+    // The pressure conditions' first appearance, then the two flips of Ready.
+    expect(events.filter((e) => e.includes("Ready"))).toEqual([
+      `Normal NodeNotReady: Node ${k.nodeName} status is now: NodeNotReady`,
+      `Normal NodeReady: Node ${k.nodeName} status is now: NodeReady`,
+    ]);
+  });
+
+  it("runs the setters it is given (setNodeStatusFuncs); one that fails is logged, the next still run", async () => {
+    clock = new FakeClock(t0);
+    const lines: string[] = [];
+    const k = kubelet({ log: (l) => lines.push(l) });
+    k.setNodeStatusFuncs = [
+      () => {
+        throw new Error("no machine info");
+      },
+      (node) => {
+        node.status = { ...node.status, capacity: { cpu: "1" } };
+      },
+    ];
+    const registered = registerWithAPIServer(k);
+    await parked();
+    clock.step(100);
+    expect(await registered).toBe(true);
+    expect((await getNode(k.nodeName)).status?.capacity).toEqual({ cpu: "1" });
+    expect(lines).toContain(
+      `"Failed to set some node status fields" err="no machine info" node="${k.nodeName}"`,
+    );
+  });
+
   it("defaults the report frequency to an explicitly set update frequency, as upstream's defaulting does", () => {
     expect(nodeStatusOptionsWithDefaults({})).toMatchObject({
       nodeStatusUpdateFrequencyMs: 10_000,

@@ -144,6 +144,11 @@ export interface KubeletNodeConfig {
    * API server answers from its watch cache (what the kubelet did before it had the lister).
    */
   nodeLister?: () => Node | undefined;
+  /**
+   * Kubelet.setNodeStatusFuncs: the setters, in order; default defaultNodeStatusFuncs(config).
+   * Upstream's tests replace them, and so can an exercise (a learner's ReadyCondition).
+   */
+  setNodeStatusFuncs?: Setter[];
   /** Called when a status update fails again after its first try (kubelet: closes its connections). */
   onRepeatedHeartbeatFailure?: () => void;
   /** Log lines, klog-style (`"Successfully registered node" node="a"`). */
@@ -206,7 +211,11 @@ export function defaultNodeStatusFuncs(k: KubeletNodeConfig): Setter[] {
 }
 
 /** setNodeStatus: every setter in turn; one that fails is logged and the rest still run. */
-export async function setNodeStatus(k: KubeletNodeConfig, node: Node, setters = defaultNodeStatusFuncs(k)) {
+export async function setNodeStatus(
+  k: KubeletNodeConfig,
+  node: Node,
+  setters = k.setNodeStatusFuncs ?? defaultNodeStatusFuncs(k),
+) {
   for (const set of setters) {
     try {
       await set(node);
