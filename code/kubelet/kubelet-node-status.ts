@@ -340,6 +340,7 @@ export async function tryRegisterWithAPIServer(k: KubeletNodeConfig, node: Node,
     await nodes.create(node, { signal });
     return true;
   } catch (err) {
+    if (signal?.aborted) return false;
     if (!isAlreadyExists(err)) {
       log(`"Unable to register node with API server" err=${errText(err)} node="${k.nodeName}"`);
       return false;
@@ -505,6 +506,7 @@ export async function updateNodeStatus(k: KubeletNodeConfig, state: NodeStatusSt
       await tryUpdateNodeStatus(k, state, i, signal);
       return;
     } catch (err) {
+      if (signal?.aborted) return; // stopped mid-request
       if (i > 0) k.onRepeatedHeartbeatFailure?.();
       logOf(k)(`"Error updating node status, will retry" err=${errText(err)}`);
     }

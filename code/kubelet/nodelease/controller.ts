@@ -133,6 +133,7 @@ export function startNodeLeaseController(o: NodeLeaseOptions): NodeLeaseControll
       try {
         return await ensureLease();
       } catch (err) {
+        if (signal.aborted) break; // stopped mid-request: not a failure to report
         wait = Math.min(2 * wait, maxBackoffMs);
         log(`"Failed to ensure lease exists, will retry" err=${errText(err)} interval="${wait}ms"`);
         await sleep(o.clock, wait, signal);
@@ -156,6 +157,7 @@ export function startNodeLeaseController(o: NodeLeaseOptions): NodeLeaseControll
           latest = await leases.update(toUpdate, { signal });
           return;
         } catch (err) {
+          if (signal.aborted) return;
           log(`"Failed to update lease" err=${errText(err)}`);
           // Someone else wrote it (or it was recreated): start from the server's copy.
           if (isConflict(err)) {
