@@ -117,6 +117,26 @@ describe("startNodeLeaseController", () => {
     expect(lease.spec?.renewTime).toBe(formatMicroTime(t0 + 10_000));
   });
 
+  it("while the API server cannot be reached, retries ensuring the Lease after 200 ms, doubling to 7 s", async () => {
+    clock = new FakeClock(t0);
+    const lines: string[] = [];
+    controller = startNodeLeaseController({
+      client: newForConfig({ host: "http://127.0.0.1:1" }), // nothing listens there
+      clock,
+      nodeName: "unreachable",
+      log: (l) => lines.push(l),
+    });
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      await parked();
+      const due = clock.nextDue() as number;
+      waits.push(due - clock.now());
+      clock.setTime(due);
+    }
+    expect(waits).toEqual([200, 400, 800, 1600, 3200, 6400, 7000, 7000]);
+    expect(lines[0]).toMatch(/^"Failed to ensure lease exists, will retry" err=".*" interval="200ms"$/);
+  });
+
   it("recreates a deleted Lease at the next renewal", async () => {
     clock = new FakeClock(t0);
     const name = (await newNode()).metadata.name as string;
