@@ -87,7 +87,22 @@ export interface ContainerContext {
   runtimeName: string;
   podLogsRootDirectory: string;
   envSources: EnvSources;
+  osInterface: OSInterface;
 }
+
+/** The file system calls the manager makes (upstream's kubecontainer.OSInterface), swappable in tests. */
+export interface OSInterface {
+  mkdirAll(path: string): Promise<void>;
+  /** The names in `path`; throws if it does not exist. */
+  readDir(path: string): Promise<string[]>;
+}
+
+export const realOS: OSInterface = {
+  mkdirAll: async (path) => {
+    await mkdir(path, { recursive: true });
+  },
+  readDir: (path) => readdir(path),
+};
 
 /** Events must not carry the container id: replace it by the name so repeats deduplicate. */
 function recordContainerEvent(
@@ -140,10 +155,12 @@ export async function startContainer(
   const previous = findContainerStatusByName(podStatus, container.name);
   const { name = "", namespace = "", uid = "" } = pod.metadata;
   const logDir = buildContainerLogsDirectory(ctx.podLogsRootDirectory, namespace, name, uid, container.name);
-  const restartCount = previous ? previous.restartCount + 1 : await calcRestartCountByLogDir(logDir);
+  const restartCount = previous
+    ? previous.restartCount + 1
+    : await calcRestartCountByLogDir(ctx.osInterface, logDir);
   let config: ContainerConfig;
   try {
-    await mkdir(logDir, { recursive: true });
+    await ctx.osInterface.mkdirAll(logDir);
     config = await generateContainerConfig(ctx, container, pod, restartCount, podIP, podIPs);
   } catch (err) {
     const message = grpcMessage(err);
@@ -252,10 +269,10 @@ export async function generateContainerConfig(
 }
 
 /** With no container left to read it from, the restart count is one past the newest `<n>.log`. */
-async function calcRestartCountByLogDir(dir: string): Promise<number> {
+async function calcRestartCountByLogDir(os: OSInterface, dir: string): Promise<number> {
   let names: string[];
   try {
-    names = await readdir(dir);
+    names = await os.readDir(dir);
   } catch {
     return 0;
   }

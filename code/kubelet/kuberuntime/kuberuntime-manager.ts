@@ -54,6 +54,8 @@ import {
   type ContainerContext,
   getPodContainerStatuses,
   killContainer,
+  type OSInterface,
+  realOS,
   startContainer,
 } from "./kuberuntime-container.ts";
 import { createPodSandbox, generatePodSandboxConfig, getSandboxIDByPodUID } from "./kuberuntime-sandbox.ts";
@@ -80,6 +82,8 @@ export interface KubeGenericRuntimeManagerOptions {
   runtimeName: string;
   /** ConfigMaps, Secrets and node IPs for container environments. */
   envSources?: EnvSources;
+  /** The file system for log directories; the real one by default. */
+  osInterface?: OSInterface;
   /** The image pull backoff; a fresh 10 s … 300 s one by default. */
   imageBackOff?: Backoff;
 }
@@ -110,6 +114,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       runtimeName: o.runtimeName,
       podLogsRootDirectory: o.podLogsRootDirectory,
       envSources: o.envSources ?? {},
+      osInterface: o.osInterface ?? realOS,
     };
   }
 
@@ -170,6 +175,7 @@ export class KubeGenericRuntimeManager implements Runtime {
         pod,
         changes.attempt,
         this.o.podLogsRootDirectory,
+        this.ctx.osInterface,
       );
       if ("err" in created) {
         r.error = "CreatePodSandboxError";

@@ -21,11 +21,11 @@
  * @chapter 07-kubelet
  */
 
-import { mkdir } from "node:fs/promises";
 import type { Pod } from "../../api/core.ts";
 import type { PodSandboxConfig, PortMapping, RuntimeService } from "../runtime/cri.ts";
 import { KubernetesPodUIDLabel } from "../runtime/cri.ts";
 import { buildPodLogsDirectory } from "./helpers.ts";
+import type { OSInterface } from "./kuberuntime-container.ts";
 import { newPodAnnotations, newPodLabels } from "./labels.ts";
 
 // #region sandbox-config
@@ -64,11 +64,12 @@ export async function createPodSandbox(
   pod: Pod,
   attempt: number,
   podLogsRootDirectory: string,
+  os: OSInterface,
 ): Promise<{ id: string } | { id: ""; message: string; err: Error }> {
   const config = generatePodSandboxConfig(pod, attempt, podLogsRootDirectory);
   const podName = `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`;
   try {
-    await mkdir(config.logDirectory ?? "", { recursive: true });
+    await os.mkdirAll(config.logDirectory ?? "");
   } catch (e) {
     const err = e as Error;
     return { id: "", err, message: `Create pod log directory for pod "${podName}" failed: ${err.message}` };
