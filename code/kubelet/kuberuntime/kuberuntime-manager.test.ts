@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PodStatus as APIPodStatus, Container, Pod } from "../../api/core.ts";
 import { FakeClock } from "../../client/util/clock.ts";
-import type { PodStatus } from "../container/runtime.ts";
 import { generateAPIPodStatus } from "../kubelet-pods.ts";
 import { ResultsManager } from "../prober/results/results-manager.ts";
 import { type FakeImageBehaviour, FakeImageService } from "../runtime/fake-image-service.ts";
@@ -579,6 +578,3 @@ describe("KubeGenericRuntimeManager: images", () => {
     expect(status.containerStatuses?.[0].state?.running).toBeDefined();
   });
 });
-
-/** Keeps the helpers honest: a PodStatus type check for the runtime's status shape. */
-export type { PodStatus };
