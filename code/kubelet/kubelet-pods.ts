@@ -84,7 +84,6 @@ const kubeletConditions = new Set([
 
 const isTerminal = (phase: string | undefined) => phase === "Succeeded" || phase === "Failed";
 
-// #region generate-api-pod-status
 export function generateAPIPodStatus(
   pod: Pod,
   podStatus: RuntimePodStatus,
@@ -141,7 +140,6 @@ export function generateAPIPodStatus(
   if (oldPodStatus.startTime) s.startTime = oldPodStatus.startTime;
   return s;
 }
-// #endregion generate-api-pod-status
 
 export function convertStatusToAPIStatus(
   pod: Pod,

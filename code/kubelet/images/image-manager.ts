@@ -67,12 +67,10 @@ export function applyDefaultImageTag(image: string): string {
   return lastPart.includes(":") || image.includes("@") ? image : `${image}:latest`;
 }
 
-// #region should-pull
 export function shouldPullImage(policy: PullPolicy, imagePresent: boolean): boolean {
   if (policy === "Never") return false;
   return policy === "Always" || (policy === "IfNotPresent" && !imagePresent);
 }
-// #endregion should-pull
 
 export class ImageManager {
   /** The tail of the serialized pulls. */

@@ -67,7 +67,6 @@ export function findContainerStatusByName(podStatus: PodStatus, name: string): S
   return podStatus.containerStatuses.find((s) => s.name === name);
 }
 
-// #region should-restart
 /** Whether a container that is not running should be (re)started on the next sync. */
 export function shouldContainerBeRestarted(container: Container, pod: Pod, podStatus: PodStatus): boolean {
   // A pod being deleted only shuts down.
@@ -81,7 +80,6 @@ export function shouldContainerBeRestarted(container: Container, pod: Pod, podSt
   if (restartPolicy === "OnFailure" && status.exitCode === 0) return false;
   return true;
 }
-// #endregion should-restart
 
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return (pod.spec.restartPolicy ?? "Always") !== "Never";

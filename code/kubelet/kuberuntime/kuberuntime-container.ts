@@ -124,7 +124,6 @@ function grpcMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-// #region start-container
 /** Pull, create, start, postStart. Undefined on success, else the reason and message for the status. */
 export async function startContainer(
   ctx: ContainerContext,
@@ -235,7 +234,6 @@ export async function startContainer(
   }
   return undefined;
 }
-// #endregion start-container
 
 export async function generateContainerConfig(
   ctx: ContainerContext,
@@ -407,7 +405,6 @@ async function restoreSpecsFromContainerLabels(
   return [pod, container];
 }
 
-// #region container-status
 /** Every container of the pod, newest first, in the kubelet's terms (CRI ns → ms). */
 export async function getPodContainerStatuses(ctx: ContainerContext, uid: string): Promise<Status[]> {
   const containers = await ctx.runtimeService.ListContainers({
@@ -450,4 +447,3 @@ export function toKubeContainerStatus(s: ContainerStatus, runtimeName: string): 
     message: state === "exited" ? s.message : "",
   };
 }
-// #endregion container-status

@@ -122,7 +122,6 @@ export class KubeGenericRuntimeManager implements Runtime {
     return this.o.runtimeName;
   }
 
-  // #region sync-pod
   async syncPod(pod: Pod, podStatus: PodStatus, backOff: Backoff): Promise<PodSyncResult> {
     const result: PodSyncResult = { syncResults: [] };
     const add = (action: SyncResult["action"], target: string): SyncResult => {
@@ -247,14 +246,12 @@ export class KubeGenericRuntimeManager implements Runtime {
     for (const idx of changes.containersToStart) await start(pod.spec.containers[idx]);
     return result;
   }
-  // #endregion sync-pod
 
   async killPod(pod: Pod | undefined, runningPod: RuntimePod, gracePeriodOverride?: number): Promise<void> {
     const err = podSyncError(await this.killPodWithSyncResult(pod, runningPod, gracePeriodOverride));
     if (err) throw err;
   }
 
-  // #region kill-pod
   private async killPodWithSyncResult(
     pod: Pod | undefined,
     runningPod: RuntimePod,
@@ -292,7 +289,6 @@ export class KubeGenericRuntimeManager implements Runtime {
     }
     return { syncResults };
   }
-  // #endregion kill-pod
 
   async getPodStatus(uid: string, name: string, namespace: string): Promise<PodStatus> {
     const timeStamp = this.o.clock.now();

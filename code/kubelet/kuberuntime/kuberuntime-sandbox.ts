@@ -28,7 +28,6 @@ import { buildPodLogsDirectory } from "./helpers.ts";
 import type { OSInterface } from "./kuberuntime-container.ts";
 import { newPodAnnotations, newPodLabels } from "./labels.ts";
 
-// #region sandbox-config
 export function generatePodSandboxConfig(
   pod: Pod,
   attempt: number,
@@ -56,7 +55,6 @@ export function generatePodSandboxConfig(
   if (portMappings.length > 0) config.portMappings = portMappings;
   return config;
 }
-// #endregion sandbox-config
 
 /** Makes the pod's log directory and runs its sandbox; on failure, upstream's message. */
 export async function createPodSandbox(

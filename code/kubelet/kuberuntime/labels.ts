@@ -42,13 +42,11 @@ export const containerTerminationMessagePolicyLabel = "io.kubernetes.container.t
 export const containerPreStopHandlerLabel = "io.kubernetes.container.preStopHandler";
 export const containerPortsLabel = "io.kubernetes.container.ports";
 
-// #region container-hash
 /** The hash the kubelet compares to decide "this container's spec changed: recreate it". */
 export function hashContainer(container: Container): string {
   // Go marshals a map with its keys sorted: image before name.
   return fnv32a(JSON.stringify({ image: container.image ?? "", name: container.name })).toString(16);
 }
-// #endregion container-hash
 
 /** The sandbox's labels: the pod's own, plus the three the kubelet lists by. */
 export function newPodLabels(pod: Pod): Record<string, string> {

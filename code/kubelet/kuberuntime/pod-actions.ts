@@ -204,7 +204,6 @@ export function computePodActions(pod: Pod, podStatus: PodStatus, probes: ProbeR
 }
 // #endregion compute-pod-actions
 
-// #region init-container-actions
 /**
  * Sets the init containers to start (and sidecars to kill) on `changes`; returns whether the pod
  * has been initialized. Walks the init containers from the last: completed ones may have been
@@ -324,4 +323,3 @@ export function computeInitContainerActions(
   changes.initContainersToStart = toStart.reverse();
   return podHasInitialized;
 }
-// #endregion init-container-actions
