@@ -524,6 +524,21 @@ describe("KubeGenericRuntimeManager: init containers", () => {
     expect(again.status.phase).toBe("Pending");
   });
 
+  it("starts a sidecar, then the app beside it; when the app of a Never pod is done, the sidecar is stopped too", async () => {
+    const h = setup({ "proxy:1": { sigtermExitAfterMs: 0 }, "job:1": { exitAfterMs: 5 * s } });
+    const sidecar: Container = { name: "proxy", image: "proxy:1", imagePullPolicy: "IfNotPresent", restartPolicy: "Always" };
+    const pod = makePod([app("job:1")], { restartPolicy: "Never", initContainers: [sidecar] });
+    const started = (r: Awaited<ReturnType<typeof h.sync>>) =>
+      r.result.syncResults.filter((x) => x.action === "StartContainer").map((x) => x.target);
+    expect(started(await h.sync(pod))).toEqual(["proxy"]);
+    expect(started(await h.sync(pod))).toEqual(["app"]);
+    h.clock.step(5 * s);
+    const { status, result } = await h.sync(pod);
+    expect(result.syncResults.map((x) => x.action)).toContain("KillPodSandbox");
+    expect(status.phase).toBe("Succeeded");
+    expect(status.initContainerStatuses?.[0].state?.terminated?.exitCode).toBe(143);
+  });
+
   it("fails the pod when an init container fails under restartPolicy Never", async () => {
     const h = setup({ "bad:1": { exitAfterMs: 1 * s, exitCode: 1 }, "web:1": {} });
     const pod = makePod([app("web:1")], { restartPolicy: "Never", initContainers: [init("setup", "bad:1")] });
