@@ -24,8 +24,7 @@
  *   by the container's name.
  *
  * What upstream does differently: events refer to the pod with `fieldPath: spec.containers{x}`;
- * our recorder takes only the object, so container events carry the pod alone. No termination
- * ordering for sidecars (upstream stops them after the app containers).
+ * our recorder takes only the object, so container events carry the pod alone.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go (startContainer, generateContainerConfig, killContainer, setTerminationGracePeriod, executePreStopHook, killContainersWithSyncResult, getPodContainerStatuses, restoreSpecsFromContainerLabels, calcRestartCountByLogDir, recordContainerEvent)
  * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go (minimumGracePeriodInSeconds)
@@ -64,6 +63,7 @@ import {
   newContainerLabels,
 } from "./labels.ts";
 import type { ContainerKillReason } from "./pod-actions.ts";
+import type { TerminationOrdering } from "./termination-order.ts";
 
 /** Never SIGKILL sooner than this after SIGTERM, whatever the hook took. */
 export const minimumGracePeriodInSeconds = 2;
@@ -312,6 +312,7 @@ export async function killContainer(
   message: string,
   reason: ContainerKillReason,
   gracePeriodOverride?: number,
+  ordering?: TerminationOrdering,
 ): Promise<void> {
   let containerSpec: Container | undefined;
   if (pod) {
@@ -336,6 +337,9 @@ export async function killContainer(
   if (preStop && gracePeriod > 0) {
     gracePeriod -= await executePreStopHook(ctx, pod, containerID, containerSpec, gracePeriod);
   }
+  // A sidecar waits for the app containers (and later sidecars) to exit first.
+  if (ordering && gracePeriod > 0)
+    gracePeriod -= Math.floor(await ordering.waitForTurn(containerName, gracePeriod));
   if (gracePeriod < minimumGracePeriodInSeconds) gracePeriod = minimumGracePeriodInSeconds;
   if (gracePeriodOverride !== undefined) gracePeriod = gracePeriodOverride;
 
@@ -344,6 +348,7 @@ export async function killContainer(
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+  ordering?.containerTerminated(containerName);
 }
 
 /** Runs the hook, but waits no longer than the grace period; returns the whole seconds it took. */

@@ -526,7 +526,12 @@ describe("KubeGenericRuntimeManager: init containers", () => {
 
   it("starts a sidecar, then the app beside it; when the app of a Never pod is done, the sidecar is stopped too", async () => {
     const h = setup({ "proxy:1": { sigtermExitAfterMs: 0 }, "job:1": { exitAfterMs: 5 * s } });
-    const sidecar: Container = { name: "proxy", image: "proxy:1", imagePullPolicy: "IfNotPresent", restartPolicy: "Always" };
+    const sidecar: Container = {
+      name: "proxy",
+      image: "proxy:1",
+      imagePullPolicy: "IfNotPresent",
+      restartPolicy: "Always",
+    };
     const pod = makePod([app("job:1")], { restartPolicy: "Never", initContainers: [sidecar] });
     const started = (r: Awaited<ReturnType<typeof h.sync>>) =>
       r.result.syncResults.filter((x) => x.action === "StartContainer").map((x) => x.target);
@@ -537,6 +542,29 @@ describe("KubeGenericRuntimeManager: init containers", () => {
     expect(result.syncResults.map((x) => x.action)).toContain("KillPodSandbox");
     expect(status.phase).toBe("Succeeded");
     expect(status.initContainerStatuses?.[0].state?.terminated?.exitCode).toBe(143);
+  });
+
+  it("killPod stops the sidecar only after the app container has exited", async () => {
+    // The app ignores SIGTERM (SIGKILL after 10 s); the sidecar would stop at once on SIGTERM.
+    const h = setup({ "proxy:1": { sigtermExitAfterMs: 0 }, "web:1": {} });
+    const sidecar: Container = {
+      name: "proxy",
+      image: "proxy:1",
+      imagePullPolicy: "IfNotPresent",
+      restartPolicy: "Always",
+    };
+    const pod = makePod([app("web:1")], { initContainers: [sidecar], terminationGracePeriodSeconds: 10 });
+    await h.sync(pod);
+    await h.sync(pod);
+    const [running] = await h.manager.getPods(false);
+    expect(running.containers.map((c) => c.name).sort()).toEqual(["app", "proxy"]);
+    const t0 = h.clock.now();
+    await h.drive(h.manager.killPod(pod, running));
+    const ps = await h.manager.getPodStatus("uid-1", "web", "default");
+    const byName = Object.fromEntries(ps.containerStatuses.map((c) => [c.name, c]));
+    expect([byName.app.exitCode, byName.app.finishedAt - t0]).toEqual([137, 10 * s]);
+    // It waited its turn (10 s) and then had the 2 s minimum for SIGTERM, which it obeys at once.
+    expect([byName.proxy.exitCode, byName.proxy.finishedAt - t0]).toEqual([143, 10 * s]);
   });
 
   it("fails the pod when an init container fails under restartPolicy Never", async () => {

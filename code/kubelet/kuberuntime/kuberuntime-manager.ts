@@ -23,6 +23,7 @@
  * is removed by removeTerminatedPod rather than by a separate garbage collector.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go (kubeGenericRuntimeManager, SyncPod, doBackOff, KillPod, killPodWithSyncResult, GetPodStatus, GetPods, Type)
+ * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go (killContainersWithSyncResult)
  * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go (removeSandbox, evictPodLogsDirectories: what removeTerminatedPod does for one pod)
  * @upstream kubernetes/kubernetes pkg/kubelet/events/event.go (SandboxChanged, FailedCreatePodSandBox, FailedStatusPodSandBox)
  * @chapter 07-kubelet
@@ -61,6 +62,7 @@ import {
 import { createPodSandbox, generatePodSandboxConfig, getSandboxIDByPodUID } from "./kuberuntime-sandbox.ts";
 import { getContainerInfoFromAnnotations, getContainerInfoFromLabels } from "./labels.ts";
 import { computePodActions } from "./pod-actions.ts";
+import { TerminationOrdering } from "./termination-order.ts";
 
 export const SandboxChanged = "SandboxChanged";
 export const FailedCreatePodSandBox = "FailedCreatePodSandBox";
@@ -257,12 +259,21 @@ export class KubeGenericRuntimeManager implements Runtime {
     runningPod: RuntimePod,
     gracePeriodOverride?: number,
   ): Promise<PodSyncResult> {
-    // All containers at once: each gets its own grace period, not a share of one.
+    // All containers at once: each gets its own grace period, not a share of one. Sidecars
+    // wait for the app containers to exit before their own SIGTERM.
+    const ordering =
+      pod && (pod.spec.initContainers ?? []).some((c) => c.restartPolicy === "Always")
+        ? new TerminationOrdering(
+            pod,
+            runningPod.containers.map((c) => c.name),
+            this.o.clock,
+          )
+        : undefined;
     const syncResults: SyncResult[] = await Promise.all(
       runningPod.containers.map(async (c) => {
         const r: SyncResult = { action: "KillContainer", target: c.name, error: "", message: "" };
         try {
-          await killContainer(this.ctx, pod, c.id, c.name, "", "", gracePeriodOverride);
+          await killContainer(this.ctx, pod, c.id, c.name, "", "", gracePeriodOverride, ordering);
         } catch (err) {
           r.error = "KillContainerError";
           r.message = (err as Error).message;
