@@ -451,6 +451,20 @@ describe("KubeGenericRuntimeManager: probes and killing", () => {
     });
   });
 
+  it("a failing postStart hook kills the container and reports PostStartHookError", async () => {
+    const h = setup({ "web:1": { sigtermExitAfterMs: 0 } });
+    const pod = makePod([app("web:1", { lifecycle: { postStart: { exec: { command: ["/warm-up"] } } } })]);
+    const { result, status } = await h.sync(pod);
+    const start = result.syncResults.find((r) => r.action === "StartContainer");
+    expect(start?.error).toBe("PostStartHookError");
+    expect(start?.message).toBe(
+      'Exec lifecycle hook ([/warm-up]) for Container "app" in Pod "web_default(uid-1)" failed - error: command \'/warm-up\' exited with 127: /warm-up: not found, message: "/warm-up: not found"',
+    );
+    expect(h.events.find((e) => e.reason === "FailedPostStartHook")?.message).toBe("PostStartHook failed");
+    expect(status.containerStatuses?.[0].state?.waiting?.reason).toBe("PostStartHookError");
+    expect(status.containerStatuses?.[0].lastState?.terminated?.exitCode).toBe(143);
+  });
+
   it("removeTerminatedPod removes the pod's containers and sandboxes", async () => {
     const { h } = await killWith({}, {});
     await h.manager.removeTerminatedPod("uid-1");
