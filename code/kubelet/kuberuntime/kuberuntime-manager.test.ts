@@ -339,6 +339,25 @@ describe("KubeGenericRuntimeManager: CrashLoopBackOff", () => {
     });
   });
 
+  it("garbage collection keeps only the newest exited container, and lastState still shows", async () => {
+    const h = setup({ "crash:1": { exitAfterMs: 0, exitCode: 1 } });
+    const pod = makePod([app("crash:1")]);
+    for (let t = 0; t < 100; t++) {
+      await h.sync(pod);
+      h.clock.step(s);
+    }
+    const before = (await h.runtimeService.ListContainers()).length;
+    expect(before).toBe(5); // restarts at 0, 1, 11, 31, 71 s
+    const removed = await h.manager.garbageCollect();
+    expect(removed).toHaveLength(before - 1);
+    const { status } = await h.sync(pod);
+    expect(status.containerStatuses?.[0].restartCount).toBe(4);
+    expect(status.containerStatuses?.[0].state?.waiting?.reason).toBe("CrashLoopBackOff");
+    expect(status.containerStatuses?.[0].state?.waiting?.message).toContain("back-off 1m20s");
+    expect(status.containerStatuses?.[0].lastState?.terminated?.exitCode).toBe(1);
+    expect(await h.manager.garbageCollect(undefined, () => true)).toHaveLength(1);
+  });
+
   it("starts over at no wait after a run of more than 10 minutes", async () => {
     const h = setup({ "crash:1": { exitAfterMs: 0, exitCode: 1 } });
     const pod = makePod([app("crash:1")]);

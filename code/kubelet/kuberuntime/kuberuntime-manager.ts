@@ -59,6 +59,7 @@ import {
   realOS,
   startContainer,
 } from "./kuberuntime-container.ts";
+import { defaultGCPolicy, evictContainers, type GCPolicy } from "./kuberuntime-gc.ts";
 import { createPodSandbox, generatePodSandboxConfig, getSandboxIDByPodUID } from "./kuberuntime-sandbox.ts";
 import { getContainerInfoFromAnnotations, getContainerInfoFromLabels } from "./labels.ts";
 import { computePodActions } from "./pod-actions.ts";
@@ -375,6 +376,14 @@ export class KubeGenericRuntimeManager implements Runtime {
       p.containers.push(converted);
     }
     return [...pods.values()].sort((a, b) => b.createdAt - a.createdAt).map(({ createdAt: _c, ...p }) => p);
+  }
+
+  /** Removes dead containers beyond the policy's (upstream's GarbageCollect, containers only). */
+  garbageCollect(
+    policy: GCPolicy = defaultGCPolicy,
+    shouldPodContentBeRemoved?: (uid: string) => boolean,
+  ): Promise<string[]> {
+    return evictContainers(this.o.runtimeService, this.o.clock.now(), policy, shouldPodContentBeRemoved);
   }
 
   /** Removes what is left of a pod that has finished: its exited containers, then its sandboxes. */
