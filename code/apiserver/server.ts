@@ -39,6 +39,7 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { EtcdServer } from "../store/etcdserver/server.ts"; // chapter 4: informer fault tests
@@ -53,7 +54,13 @@ import type { Authorizer } from "./authz/authorizer.ts";
 import { type AuthorizationRuntime, startAuthorization } from "./authz/config.ts";
 import { withEscalationChecks } from "./authz/rbac/escalation.ts";
 import { serveDiscovery } from "./discovery.ts";
-import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
+import {
+  errorToAPIStatus,
+  isStatusError,
+  newBadRequest,
+  newGenericServerResponse,
+  type StatusError,
+} from "./errors.ts";
 import { authenticateRequest } from "./filters/authentication.ts";
 import { authorizeRequest, authorizerAttributes } from "./filters/authorization.ts";
 import { impersonateRequest } from "./filters/impersonation.ts";
@@ -86,7 +93,9 @@ import {
 import { newRESTStorage } from "./registry/rest-storage.ts";
 import { createSelfSubjectReview } from "./registry/selfsubjectreview.ts";
 import type { Store } from "./registry/store.ts";
+import { connectExec, writeUpgradeError } from "./registry/subresources/exec.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
+import type { KubeletClientConfig } from "./registry/subresources/kubelet-client.ts";
 import { newTokenREST, type TokenREST, type TokenRESTOptions } from "./registry/subresources/token.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
@@ -167,6 +176,12 @@ export interface APIServerOptions {
    * object and revision) and compact it. Ignored when `etcdServers` is given.
    */
   embeddedStore?: EtcdServer;
+  // chapter 7: the kubelet — pods/log and pods/exec are proxied to the pod's kubelet.
+  /**
+   * `--kubelet-client-certificate`, `--kubelet-client-key`, `--kubelet-certificate-authority`
+   * and `--kubelet-preferred-address-types` (contents, not paths); absent: no client certificate.
+   */
+  kubeletClient?: KubeletClientConfig;
 }
 
 export interface APIServer {
@@ -262,6 +277,8 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         ? undefined
         : (opts.authenticatorFromStores?.(stores) ?? opts.authenticator);
       const server = createServer((req, res) => void handle(ctx, authenticator, req, res));
+      // chapter 7: `kubectl exec` upgrades its connection.
+      server.on("upgrade", (req, socket, head) => void handleUpgrade(ctx, authenticator, req, socket, head));
       // The secure port's 90 s idle timeout (serving.ts), not Node's 5 s: a client that reuses a
       // kept-alive socket just as the server closes it gets ECONNRESET on a request it sent —
       // under the scheduler benchmark, hundreds of bindings and evictions a run.
@@ -307,6 +324,11 @@ async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ 
     cert,
     clientCA,
     (req, res) => void handle(gates.ctx, gates.authenticator, req, res),
+  );
+  // chapter 7: `kubectl exec` upgrades its connection; the same gates run first.
+  server.on(
+    "upgrade",
+    (req, socket, head) => void handleUpgrade(gates.ctx, gates.authenticator, req, socket, head),
   );
   servers.push(server as unknown as Server);
   const url = await listen(
@@ -448,7 +470,8 @@ async function handle(
       admission,
       audit, // chapter 3 audit
     };
-    if (info.subresource) await serveSubresource(scope, tokens);
+    if (info.subresource)
+      await serveSubresource(scope, tokens, stores.get("/nodes") as Store, opts.kubeletClient);
     else await serveResource(scope);
   } catch (e) {
     if (isPanic(e)) audit?.panic(e); // chapter 3 audit: the Panic stage
@@ -456,6 +479,63 @@ async function handle(
   }
 }
 // #endregion handle
+
+// #region upgrade
+/**
+ * chapter 7: a request that asks to switch protocols (`kubectl exec`'s WebSocket, or SPDY):
+ * authenticated, impersonated and authorized exactly as handle() does — a WebSocket exec is a
+ * GET, so `get pods/exec` as v1.32 authorizes it — then spliced to the pod's kubelet. Anything
+ * but pods/exec is a 404, and every failure an HTTP answer with a Status.
+ */
+async function handleUpgrade(
+  ctx: ServerContext,
+  authenticator: Authenticator | undefined,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
+  const { stores, authz, opts, log } = ctx;
+  socket.on("error", () => {});
+  let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
+  try {
+    info = parseRequestInfo(req);
+    const authenticated = await authenticateRequest(req, authenticator);
+    const user = await impersonateRequest(req, authenticated, authz.authorizer);
+    const query = new URL(req.url ?? "/", "http://localhost").searchParams;
+    await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer);
+    if (
+      !(
+        info.isResourceRequest &&
+        info.apiGroup === "" &&
+        info.resource === "pods" &&
+        info.subresource === "exec"
+      )
+    )
+      throw serviceError(404);
+    if (!info.name || !info.namespace) throw serviceError(404);
+    await connectExec(
+      stores.get("/pods") as Store,
+      stores.get("/nodes") as Store,
+      opts.kubeletClient ?? {},
+      info.namespace,
+      info.name,
+      query,
+      req,
+      socket,
+      head,
+    );
+    log(
+      `"HTTP" verb="${info.verb.toUpperCase()}" URI="${req.url ?? ""}" userAgent="${req.headers["user-agent"] ?? ""}" resp=101`,
+    );
+  } catch (e) {
+    const status = errorToAPIStatus(e);
+    log(
+      `"HTTP" verb="${info.verb.toUpperCase()}" URI="${req.url ?? ""}" userAgent="${req.headers["user-agent"] ?? ""}" resp=${status.status.code}`,
+    );
+    writeUpgradeError(socket, status);
+  }
+}
+// #endregion upgrade
 
 // #region routes
 /** Namespaced resources live under /namespaces/{ns}/, except lists and watches across all of them. */
@@ -498,7 +578,12 @@ async function serveResource(scope: RequestScope): Promise<void> {
   }
 }
 
-async function serveSubresource(scope: RequestScope, tokens?: TokenREST): Promise<void> {
+async function serveSubresource(
+  scope: RequestScope,
+  tokens?: TokenREST,
+  nodes?: Store, // chapter 7: pods/log finds the kubelet through the pod's Node
+  kubeletClient: KubeletClientConfig = {},
+): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
   if (!sub || !info.name) throw serviceError(404);
@@ -519,7 +604,11 @@ async function serveSubresource(scope: RequestScope, tokens?: TokenREST): Promis
     case "binding/create":
       return createBindingResource(scope);
     case "log/get":
-      return getPodLog(scope);
+      return getPodLog(scope, nodes as Store, kubeletClient);
+    // chapter 7: exec is an upgrade (handleUpgrade); a plain request is upstream's 400.
+    case "exec/get":
+    case "exec/create":
+      throw newBadRequest("Upgrade request required");
     case "finalize/update":
       return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
     case "token/create": // chapter 3: service-account tokens
