@@ -16,7 +16,8 @@
  * - no container named and several in the pod is a 400 `a container name must be specified for
  *   pod web, choose one of: [a b]`; a name not in the pod a 400 `container c is not valid for
  *   pod web`;
- * - a pod without a node answers an empty 200, as upstream's nil location does;
+ * - a pod without a node answers 204 No Content, as upstream's nil location does (a pod's node
+ *   that has no Node object is a 404 `nodes "n1" not found`);
  * - the kubelet's errors keep their meaning: its 400 text becomes a BadRequest, its 500 an
  *   InternalError, anything else a generic Status for `pods/log`; a kubelet that cannot be
  *   reached is a 500 with Go's dial error text;
@@ -148,7 +149,7 @@ export async function getPod(pods: Store, namespace: string, name: string): Prom
 
 /**
  * LogLocation: the kubelet URL that serves this container's log, or undefined for a pod not yet
- * on a node. The container is checked before the node, as upstream does.
+ * on a node (upstream's nil location: no error, no stream). The container is checked first.
  */
 export async function logLocation(
   pods: Store,
@@ -209,7 +210,8 @@ export async function streamPodLog(
   if (errs.length > 0) throw newInvalid("", "PodLogOptions", name, errs);
   const location = await logLocation(pods, nodes, config, namespace, name, opts);
   if (!location) {
-    res.writeHead(200, { "Content-Type": "text/plain" });
+    // StreamObject: no stream (no node yet) is 204 No Content.
+    res.writeHead(204);
     res.end();
     return;
   }
