@@ -21,7 +21,8 @@
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/client/kubelet_client.go (KubeletClientConfig, NodeConnectionInfoGetter.GetConnectionInfo)
  * @upstream kubernetes/kubernetes pkg/util/node/node.go (GetPreferredNodeAddress, NoMatchError)
- * @upstream kubernetes/kubernetes pkg/controlplane/apiserver/options/options.go (the --kubelet-* flags and defaults)
+ * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/options/options.go (the --kubelet-* flags and defaults)
+ * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/controlplane/manifests.go (kubeadm passes --kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname)
  * @chapter 07-kubelet
  */
 import type { ClientRequest, IncomingMessage } from "node:http";
