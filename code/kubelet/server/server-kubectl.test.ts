@@ -363,6 +363,18 @@ describe("kubectl exec over WebSocket through the API server and the kubelet", (
     );
   });
 
+  it("a container that is not running: the kubelet's refusal, as kubectl shows it upstream", async () => {
+    const c = containers.get("default/two/a") as FakeContainer;
+    c.running = false;
+    try {
+      const r = await kubectl(["exec", "two", "-c", "a", "--", "true"]);
+      expect(r.code).toBe(1);
+      expect(r.err.trim()).toBe('error: unable to upgrade connection: container not found ("a")');
+    } finally {
+      c.running = true;
+    }
+  });
+
   it("is authorized as `get pods/exec` (a WebSocket upgrade is a GET in 1.32)", async () => {
     const role = {
       apiVersion: "rbac.authorization.k8s.io/v1",

@@ -407,6 +407,14 @@ async function handleUpgrade(
     return rejectUpgrade(socket, 500, `container not found ("${containerName}")`);
   const streaming = opts.host.streaming;
   if (!streaming) return rejectUpgrade(socket, 500, "the container runtime does not support exec");
+  // kubectl falls back to SPDY when the WebSocket handshake fails; this kubelet speaks only the
+  // WebSocket protocol, so the fallback ends here with a reason rather than a bare 400.
+  if ((req.headers.upgrade ?? "").toLowerCase() !== "websocket")
+    return rejectUpgrade(
+      socket,
+      400,
+      `upgrade to ${req.headers.upgrade} is not served: exec speaks WebSocket (${supportedStreamProtocols.join(", ")})`,
+    );
   const offered = (req.headers["sec-websocket-protocol"] ?? "").split(",").map((p) => p.trim());
   const protocol = negotiateProtocol(offered);
   if (!protocol)
