@@ -42,7 +42,7 @@ describe("getRequestAttributes (upstream's nodeAuthorizerAttributesGetter)", () 
       "node-1",
     );
     expect(forbiddenMessage(attrs)).toBe(
-      "Forbidden (user=system:node:node-1, verb=get, resource=nodes, subresource(s)=[proxy])",
+      "Forbidden (user=system:node:node-1, verb=get, resource=nodes, subresource(s)=[proxy])\n",
     );
   });
 });

@@ -106,9 +106,14 @@ export function getRequestAttributes(
 }
 // #endregion request-attributes
 
-/** The 403 text of upstream's auth filter. */
+/** The 403 text of upstream's auth filter (a list of subresources since 1.32, and a line end). */
 export function forbiddenMessage(attrs: KubeletRequestAttributes): string {
-  return `Forbidden (user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource(s)=[${attrs.subresource}])`;
+  return `Forbidden (user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource(s)=[${attrs.subresource}])\n`;
+}
+
+/** The 500 text of upstream's auth filter when the review itself failed. */
+export function authorizationErrorMessage(attrs: KubeletRequestAttributes): string {
+  return `Authorization error (user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})`;
 }
 
 /**

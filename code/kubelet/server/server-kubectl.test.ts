@@ -429,7 +429,7 @@ describe("the kubelet's own gates", () => {
     };
     expect(await kubeletGet("/pods", nodeCert)).toEqual({
       code: 403,
-      body: "Forbidden (user=system:node:node-1, verb=get, resource=nodes, subresource(s)=[proxy])",
+      body: "Forbidden (user=system:node:node-1, verb=get, resource=nodes, subresource(s)=[proxy])\n",
     });
     const apiserverCert = {
       cert: await readFile(layout.apiServerKubeletClientCert, "utf8"),

@@ -57,6 +57,7 @@ import { newLogOptions, type PodLogOptions, readLogs } from "../kuberuntime/logs
 import type { StreamingRuntime } from "../runtime/cri.ts";
 import {
   authenticateRequest,
+  authorizationErrorMessage,
   forbiddenMessage,
   getRequestAttributes,
   type KubeletAuthorizer,
@@ -214,6 +215,7 @@ async function authorize(
   opts: KubeletServerOptions,
   req: IncomingMessage,
 ): Promise<{ code: number; message: string } | KubeletRequestAttributes> {
+  const log = opts.log ?? (() => {});
   const user = authenticateRequest(req);
   if (!user) return { code: 401, message: "Unauthorized" };
   const attrs = getRequestAttributes(user, req, opts.nodeName);
@@ -221,10 +223,8 @@ async function authorize(
     const { allowed } = await opts.authorizer.authorize(attrs);
     if (!allowed) return { code: 403, message: forbiddenMessage(attrs) };
   } catch (e) {
-    return {
-      code: 500,
-      message: `Authorization error (user=${user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource(s)=[${attrs.subresource}]): ${(e as Error).message}`,
-    };
+    log(`Authorization error: ${(e as Error).message}`);
+    return { code: 500, message: authorizationErrorMessage(attrs) };
   }
   return attrs;
 }
