@@ -167,6 +167,16 @@ describe("readLogs", () => {
     expect(s.both()).toBe("one\nhalf and half\nwhole\nlast words\n");
   });
 
+  it("following an exited container prints its log and ends without waiting a state-check period", async () => {
+    const s = sinks();
+    // With a minute between state checks, only the check made at the end of the file can end this.
+    await readLogs(await file(lines.slice(0, 2)), { ...all, follow: true }, s.sinks, {
+      isContainerRunning: () => false,
+      stateCheckPeriodMs: 60_000,
+    });
+    expect(s.both()).toBe("one\ntwo\n");
+  });
+
   it("stops following when the client goes away", async () => {
     const path = await file([lines[0] as string]);
     const s = sinks();

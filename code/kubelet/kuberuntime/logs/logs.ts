@@ -14,9 +14,10 @@
  *   (with `timestamps`, each chunk carries its own time, as upstream's);
  * - `tailLines` counts lines of the file (a partial chunk is a line), as upstream's tail does;
  * - `limitBytes` cuts the output at exactly that many bytes, then stops without error;
- * - following stops when the caller's signal aborts (the client went away) or when, after the
- *   file has been quiet for a state-check period, the container is no longer running — after one
- *   last read, so nothing written before it exited is lost.
+ * - following stops when the caller's signal aborts (the client went away) or when the
+ *   container is no longer running — asked each time the reader reaches the end of the file and
+ *   every state-check period while it waits — after one last read, so nothing written before it
+ *   exited is lost (so `-f` on an exited container prints its log and ends at once).
  *
  * What upstream does differently: it watches the file with fsnotify and reopens it when the
  * runtime rotates it (`--container-log-max-size`); we watch with `fs.watch` plus a poll and never
@@ -261,18 +262,24 @@ function writeTo(sink: NodeJS.WritableStream, data: Buffer): Promise<void> {
 }
 
 /**
- * waitLogs: resolves "grew" when the file changes, "exited" when it stayed quiet for a
- * state-check period and the container no longer runs, "stopped" when the client went away.
+ * waitLogs: resolves "exited" at once or after a state-check period when the container no longer
+ * runs, "grew" when the file changes, "stopped" when the client went away.
  */
-function waitLogs(
+async function waitLogs(
   path: string,
   f: FileHandle,
   position: number,
   deps: ReadLogsDeps,
 ): Promise<"grew" | "exited" | "stopped"> {
+  if (deps.signal?.aborted) return "stopped";
+  // No need to wait if the container is not running (upstream asks first, then every period).
+  if (deps.isContainerRunning && !(await deps.isContainerRunning())) return "exited";
+  const period = deps.stateCheckPeriodMs ?? stateCheckPeriodMs;
   return new Promise((resolve) => {
-    const period = deps.stateCheckPeriodMs ?? stateCheckPeriodMs;
     let done = false;
+    let watcher: ReturnType<typeof watch> | undefined;
+    let poll: NodeJS.Timeout | undefined;
+    let check: NodeJS.Timeout | undefined;
     const finish = (why: "grew" | "exited" | "stopped") => {
       if (done) return;
       done = true;
@@ -283,9 +290,7 @@ function waitLogs(
       resolve(why);
     };
     const onAbort = () => finish("stopped");
-    if (deps.signal?.aborted) return finish("stopped");
     deps.signal?.addEventListener("abort", onAbort, { once: true });
-    let watcher: ReturnType<typeof watch> | undefined;
     try {
       watcher = watch(path, () => finish("grew"));
       watcher.on("error", () => {});
@@ -293,16 +298,17 @@ function waitLogs(
       watcher = undefined; // the poll below still notices growth
     }
     // fs.watch can miss events (network file systems, macOS coalescing): a size poll backs it up.
-    const poll = setInterval(() => {
+    poll = setInterval(() => {
       void f.stat().then(
         (s) => s.size > position && finish("grew"),
         () => {},
       );
     }, 250);
-    const check = setTimeout(async function stateCheck() {
+    const stateCheck = async () => {
       const running = deps.isContainerRunning ? await deps.isContainerRunning() : true;
-      if (!running) return finish("exited");
-      if (!done) check.refresh();
-    }, period);
+      if (!running) finish("exited");
+      else if (!done) check = setTimeout(stateCheck, period);
+    };
+    check = setTimeout(stateCheck, period);
   });
 }
