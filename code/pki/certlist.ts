@@ -26,13 +26,9 @@
  *   we also write it beside them as `<id>.crt`/`<id>.key`, for components that take files;
  * - the API server certificate also carries the node name, the advertise address and the first
  *   IP of the service CIDR (10.96.0.1) in kubeadm; the miniature listens on loopback only;
- * - no etcd CA or front-proxy CA: nothing here uses them yet;
- * - kubeadm 1.29+ may put apiserver-kubelet-client in `kubeadm:cluster-admins` (bound by a
- *   ClusterRoleBinding kubeadm creates); ours keeps the older `system:masters`, which RBAC's
- *   bootstrap policy binds to cluster-admin, so a kubelet's SubjectAccessReview for
- *   `nodes/proxy` allows the API server without a binding this miniature does not create.
+ * - no etcd CA or front-proxy CA: nothing here uses them yet.
  *
- * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go (KubeadmCertRootCA, KubeadmCertAPIServer, GetDefaultCertList)
+ * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go (KubeadmCertRootCA, KubeadmCertAPIServer, KubeadmCertKubeletClient, GetDefaultCertList)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/util/pkiutil/pki_helpers.go (GetAPIServerAltNames)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/constants/constants.go (CACertAndKeyBaseName, APIServerCertCommonName, ServiceAccountKeyBaseName, SystemPrivilegedGroup, NodesGroup, NodesUserPrefix)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/kubeconfig/kubeconfig.go (getKubeConfigSpecsBase)
@@ -106,12 +102,13 @@ export function apiServerCertSpec(): CertSpec {
  * chapter 7: kubeadm's KubeadmCertKubeletClient — the API server shows it to a kubelet when it
  * proxies `kubectl logs` and `kubectl exec`; the kubelet authenticates it against its
  * `--client-ca-file` and asks the API server (a SubjectAccessReview) whether that user may
- * `get`/`create` `nodes/proxy`. No kubeconfig: the API server reads the files by flag.
+ * `get`/`create` `nodes/proxy` — yes: `system:masters` is bound to cluster-admin. No kubeconfig:
+ * the API server reads the files by flag.
  */
 export function apiServerKubeletClientCertSpec(): CertSpec {
   return {
     id: APIServerKubeletClientCertAndKeyBaseName,
-    longName: "certificate for the API server to connect to kubelet",
+    longName: "Client certificate for the API server to connect to kubelet",
     commonName: APIServerKubeletClientCertCommonName,
     organization: [SystemPrivilegedGroup],
     altNames: { dnsNames: [], ips: [] },
