@@ -5,7 +5,7 @@
  * node) → kubelet (client certificate, SubjectAccessReview) → log reader / process.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { appendFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -308,6 +308,31 @@ describe("kubectl logs through the API server and the kubelet", () => {
       c.running = true;
     }
   });
+
+  // /proc/self/fd shows which files this process holds open: Linux only.
+  it.runIf(process.platform === "linux")(
+    "-f interrupted: kubectl going away ends the API server's request and the kubelet's reader",
+    async () => {
+      const c = containers.get("default/two/b") as FakeContainer;
+      const path = c.logs[c.logs.length - 1] as string;
+      const holdsLog = async () => {
+        for (const fd of await readdir("/proc/self/fd")) {
+          if ((await readlink(`/proc/self/fd/${fd}`).catch(() => "")) === path) return true;
+        }
+        return false;
+      };
+      const follower = track(spawn("kubectl", ["logs", "-f", "two", "-c", "b"], { env }));
+      started.push(follower);
+      let out = "";
+      follower.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      await waitFor("the first line", async () => out === "from b\n");
+      expect(await holdsLog()).toBe(true); // the kubelet's reader is following the file
+      await stopChild(follower, 1000);
+      await waitFor("the kubelet's reader to close the log file", async () => !(await holdsLog()));
+    },
+  );
 
   it("a missing pod is a 404; a pod without a node has no logs yet", async () => {
     const r = await kubectl(["logs", "nope"]); // kubectl gets the pod first
