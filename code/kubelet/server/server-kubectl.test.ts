@@ -217,6 +217,8 @@ beforeAll(async () => {
   await createPod(podObject("two", ["a", "b"], "node-1"));
   await addContainer("default", "two", "a", [[logLine("2024-05-01T10:00:00Z", "stdout", "F", "from a")]]);
   await addContainer("default", "two", "b", [[logLine("2024-05-01T10:00:00Z", "stdout", "F", "from b")]]);
+  await createPod(podObject("ghost", ["web"], "node-1"));
+  containers.set("default/ghost/web", { id: "ghost-id", logs: [join(dir, "gone.log")], running: true });
   await createPod(podObject("pending", ["web"]));
   await createPod(podObject("elsewhere", ["web"], "node-2"));
 }, 120_000);
@@ -265,6 +267,14 @@ describe("kubectl logs through the API server and the kubelet", () => {
     expect(r.err.trim()).toBe("error: container nope is not valid for pod two");
     const raw = await kubectl(["get", "--raw", "/api/v1/namespaces/default/pods/two/log?container=nope"]);
     expect(raw.err.trim()).toBe("Error from server (BadRequest): container nope is not valid for pod two");
+  });
+
+  it("a log file that cannot be opened is the kubelet's 400, passed on by the API server", async () => {
+    const r = await kubectl(["logs", "ghost"]);
+    const path = join(dir, "gone.log");
+    expect(r.err.trim()).toBe(
+      `Error from server (BadRequest): failed to open log file "${path}": open ${path}: no such file or directory`,
+    );
   });
 
   it("the API demands a container name when the pod has several", async () => {
@@ -465,6 +475,6 @@ describe("the kubelet's own gates", () => {
     expect(list.code).toBe(200);
     const podList = JSON.parse(list.body) as { kind: string; items: Pod[] };
     expect(podList.kind).toBe("PodList");
-    expect(podList.items.map((p) => p.metadata.name).sort()).toEqual(["elsewhere", "two", "web"]);
+    expect(podList.items.map((p) => p.metadata.name).sort()).toEqual(["elsewhere", "ghost", "two", "web"]);
   });
 });

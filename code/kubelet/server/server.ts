@@ -38,6 +38,7 @@
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (ListenAndServe) and cmd/kubelet/app/server.go (InitializeTLS: the self-signed certificate)
  * @chapter 07-kubelet
  */
+import { constants } from "node:fs";
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer, type Server } from "node:https";
@@ -325,15 +326,17 @@ async function getContainerLogs(
   const abort = new AbortController();
   res.on("close", () => abort.abort());
   const readerOpts = newLogOptions(logOpts, new Date());
-  let started = false;
-  const begin = () => {
-    if (started) return;
-    started = true;
-    res.writeHead(200, { "Content-Type": "text/plain", "Transfer-Encoding": "chunked" });
-  };
+  // ReadLogs' first failure, while a 400 can still be written: the file cannot be opened.
+  try {
+    await access(where.logPath, constants.R_OK);
+  } catch (e) {
+    const why =
+      (e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file or directory" : (e as Error).message;
+    return writeText(res, 400, `failed to open log file "${where.logPath}": open ${where.logPath}: ${why}`);
+  }
   try {
     // Headers go out at once: a follower must see 200 before the first line arrives.
-    begin();
+    res.writeHead(200, { "Content-Type": "text/plain", "Transfer-Encoding": "chunked" });
     await readLogs(
       where.logPath,
       readerOpts,
@@ -348,9 +351,9 @@ async function getContainerLogs(
       },
     );
     res.end();
-  } catch (e) {
-    if (res.headersSent) res.destroy();
-    else writeText(res, 400, `failed to read log file "${where.logPath}": ${(e as Error).message}`);
+  } catch {
+    // Mid-stream, the only way to tell the client something went wrong is to cut the stream.
+    res.destroy();
   }
 }
 // #endregion container-logs
