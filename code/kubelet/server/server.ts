@@ -259,7 +259,8 @@ async function handle(opts: KubeletServerOptions, req: IncomingMessage, res: Ser
         parts[3] as string,
         url,
       );
-    if (parts[0] === "exec") return writeText(res, 400, "Upgrade request required");
+    // UpgradeAwareHandler with upgradeRequired: its responder answers every error with a 500.
+    if (parts[0] === "exec") return writeText(res, 500, "Upgrade request required");
     writeText(res, 404, "404 page not found");
   } catch (e) {
     if (res.headersSent) res.destroy();
