@@ -39,7 +39,6 @@ import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Duplex } from "node:stream";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { EtcdServer } from "../store/etcdserver/server.ts"; // chapter 4: informer fault tests
@@ -54,13 +53,7 @@ import type { Authorizer } from "./authz/authorizer.ts";
 import { type AuthorizationRuntime, startAuthorization } from "./authz/config.ts";
 import { withEscalationChecks } from "./authz/rbac/escalation.ts";
 import { serveDiscovery } from "./discovery.ts";
-import {
-  errorToAPIStatus,
-  isStatusError,
-  newBadRequest,
-  newGenericServerResponse,
-  type StatusError,
-} from "./errors.ts";
+import { isStatusError, newBadRequest, newGenericServerResponse, type StatusError } from "./errors.ts";
 import { authenticateRequest } from "./filters/authentication.ts";
 import { authorizeRequest, authorizerAttributes } from "./filters/authorization.ts";
 import { impersonateRequest } from "./filters/impersonation.ts";
@@ -80,6 +73,7 @@ import {
   updateScaleResource,
 } from "./handlers/subresources.ts";
 import { updateResource } from "./handlers/update.ts";
+import { serveUpgrade, type UpgradeDeps } from "./handlers/upgrade.ts";
 import { watchResource } from "./handlers/watch.ts";
 import { decodeBody, negotiateOutput } from "./negotiation.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
@@ -93,7 +87,6 @@ import {
 import { newRESTStorage } from "./registry/rest-storage.ts";
 import { createSelfSubjectReview } from "./registry/selfsubjectreview.ts";
 import type { Store } from "./registry/store.ts";
-import { connectExec, writeUpgradeError } from "./registry/subresources/exec.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
 import type { KubeletClientConfig } from "./registry/subresources/kubelet-client.ts";
 import { newTokenREST, type TokenREST, type TokenRESTOptions } from "./registry/subresources/token.ts";
@@ -278,7 +271,10 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         : (opts.authenticatorFromStores?.(stores) ?? opts.authenticator);
       const server = createServer((req, res) => void handle(ctx, authenticator, req, res));
       // chapter 7: `kubectl exec` upgrades its connection.
-      server.on("upgrade", (req, socket, head) => void handleUpgrade(ctx, authenticator, req, socket, head));
+      server.on(
+        "upgrade",
+        (req, socket, head) => void serveUpgrade(upgradeDeps(ctx), authenticator, req, socket, head),
+      );
       // The secure port's 90 s idle timeout (serving.ts), not Node's 5 s: a client that reuses a
       // kept-alive socket just as the server closes it gets ECONNRESET on a request it sent —
       // under the scheduler benchmark, hundreds of bindings and evictions a run.
@@ -305,6 +301,17 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
 }
 // #endregion start
 
+/** chapter 7: what an upgrade (`kubectl exec`) needs of the server: its gates and stores. */
+function upgradeDeps(ctx: ServerContext): UpgradeDeps {
+  return {
+    authorizer: ctx.authz.authorizer,
+    pods: ctx.stores.get("/pods") as Store,
+    nodes: ctx.stores.get("/nodes") as Store,
+    kubeletClient: ctx.opts.kubeletClient ?? {},
+    log: ctx.log,
+  };
+}
+
 // #region listen-securely
 /** chapter 3: the HTTPS listener: its certificate, its authenticator, its port. */
 async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ url: string; cert: string }> {
@@ -328,7 +335,7 @@ async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ 
   // chapter 7: `kubectl exec` upgrades its connection; the same gates run first.
   server.on(
     "upgrade",
-    (req, socket, head) => void handleUpgrade(gates.ctx, gates.authenticator, req, socket, head),
+    (req, socket, head) => void serveUpgrade(upgradeDeps(gates.ctx), gates.authenticator, req, socket, head),
   );
   servers.push(server as unknown as Server);
   const url = await listen(
@@ -479,63 +486,6 @@ async function handle(
   }
 }
 // #endregion handle
-
-// #region upgrade
-/**
- * chapter 7: a request that asks to switch protocols (`kubectl exec`'s WebSocket, or SPDY):
- * authenticated, impersonated and authorized exactly as handle() does — a WebSocket exec is a
- * GET, so `get pods/exec` as v1.32 authorizes it — then spliced to the pod's kubelet. Anything
- * but pods/exec is a 404, and every failure an HTTP answer with a Status.
- */
-async function handleUpgrade(
-  ctx: ServerContext,
-  authenticator: Authenticator | undefined,
-  req: IncomingMessage,
-  socket: Duplex,
-  head: Buffer,
-): Promise<void> {
-  const { stores, authz, opts, log } = ctx;
-  socket.on("error", () => {});
-  let info: RequestInfo = newRequestInfo(req.method ?? "GET", "/");
-  try {
-    info = parseRequestInfo(req);
-    const authenticated = await authenticateRequest(req, authenticator);
-    const user = await impersonateRequest(req, authenticated, authz.authorizer);
-    const query = new URL(req.url ?? "/", "http://localhost").searchParams;
-    await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer);
-    if (
-      !(
-        info.isResourceRequest &&
-        info.apiGroup === "" &&
-        info.resource === "pods" &&
-        info.subresource === "exec"
-      )
-    )
-      throw serviceError(404);
-    if (!info.name || !info.namespace) throw serviceError(404);
-    await connectExec(
-      stores.get("/pods") as Store,
-      stores.get("/nodes") as Store,
-      opts.kubeletClient ?? {},
-      info.namespace,
-      info.name,
-      query,
-      req,
-      socket,
-      head,
-    );
-    log(
-      `"HTTP" verb="${info.verb.toUpperCase()}" URI="${req.url ?? ""}" userAgent="${req.headers["user-agent"] ?? ""}" resp=101`,
-    );
-  } catch (e) {
-    const status = errorToAPIStatus(e);
-    log(
-      `"HTTP" verb="${info.verb.toUpperCase()}" URI="${req.url ?? ""}" userAgent="${req.headers["user-agent"] ?? ""}" resp=${status.status.code}`,
-    );
-    writeUpgradeError(socket, status);
-  }
-}
-// #endregion upgrade
 
 // #region routes
 /** Namespaced resources live under /namespaces/{ns}/, except lists and watches across all of them. */
