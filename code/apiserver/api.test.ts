@@ -617,13 +617,13 @@ function apiSuite(startBackend: () => Promise<Backend>): void {
       );
     });
 
-    it("log is a placeholder text for a bound pod, 400 for an unbound one", async () => {
-      const bound = await fetch(`${server.url}${pods}/bind-me/log`);
-      expect(bound.status).toBe(200);
-      expect(await bound.text()).toContain("kubelet");
-      const unbound = await call("GET", `${pods}/create-1/log`);
-      expect(unbound.code).toBe(400);
-      expect(unbound.body.message).toBe("pod create-1 does not have a host assigned");
+    it("log goes to the kubelet of the pod's Node (chapter 7): none is a 404, no node yet a 204", async () => {
+      const bound = await call("GET", `${pods}/bind-me/log`);
+      expect(bound.code).toBe(404);
+      expect(bound.body.message).toBe('nodes "n1" not found');
+      const unbound = await fetch(`${server.url}${pods}/create-1/log`);
+      expect(unbound.status).toBe(204);
+      expect(await unbound.text()).toBe("");
     });
 
     it("selfsubjectaccessreviews say yes to everything (no authorization until chapter 3)", async () => {

@@ -93,6 +93,8 @@ export const resources: readonly ResourceInfo[] = [
       withStatus("Pod"),
       { name: "binding", kind: "Binding", verbs: ["create"] },
       { name: "log", kind: "Pod", verbs: ["get"] },
+      // chapter 7: `kubectl exec` (a GET with a WebSocket upgrade; SPDY's is a POST)
+      { name: "exec", kind: "PodExecOptions", verbs: ["create", "get"] },
     ],
   },
   {

@@ -73,6 +73,7 @@ import {
   updateScaleResource,
 } from "./handlers/subresources.ts";
 import { updateResource } from "./handlers/update.ts";
+import { serveUpgrade, type UpgradeDeps } from "./handlers/upgrade.ts";
 import { watchResource } from "./handlers/watch.ts";
 import { decodeBody, negotiateOutput } from "./negotiation.ts";
 import { decodeProtobuf } from "./protobuf/decode.ts";
@@ -87,6 +88,7 @@ import { newRESTStorage } from "./registry/rest-storage.ts";
 import { createSelfSubjectReview } from "./registry/selfsubjectreview.ts";
 import type { Store } from "./registry/store.ts";
 import { updateFinalize } from "./registry/subresources/finalize.ts";
+import type { KubeletClientConfig } from "./registry/subresources/kubelet-client.ts";
 import { newTokenREST, type TokenREST, type TokenRESTOptions } from "./registry/subresources/token.ts";
 import { newRequestInfo, type RequestInfo } from "./request-info.ts";
 import { findResource, type ResourceInfo } from "./resources.ts";
@@ -167,6 +169,12 @@ export interface APIServerOptions {
    * object and revision) and compact it. Ignored when `etcdServers` is given.
    */
   embeddedStore?: EtcdServer;
+  // chapter 7: the kubelet — pods/log and pods/exec are proxied to the pod's kubelet.
+  /**
+   * `--kubelet-client-certificate`, `--kubelet-client-key`, `--kubelet-certificate-authority`
+   * and `--kubelet-preferred-address-types` (contents, not paths); absent: no client certificate.
+   */
+  kubeletClient?: KubeletClientConfig;
 }
 
 export interface APIServer {
@@ -262,6 +270,11 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
         ? undefined
         : (opts.authenticatorFromStores?.(stores) ?? opts.authenticator);
       const server = createServer((req, res) => void handle(ctx, authenticator, req, res));
+      // chapter 7: `kubectl exec` upgrades its connection.
+      server.on(
+        "upgrade",
+        (req, socket, head) => void serveUpgrade(upgradeDeps(ctx), authenticator, req, socket, head),
+      );
       // The secure port's 90 s idle timeout (serving.ts), not Node's 5 s: a client that reuses a
       // kept-alive socket just as the server closes it gets ECONNRESET on a request it sent —
       // under the scheduler benchmark, hundreds of bindings and evictions a run.
@@ -288,6 +301,17 @@ export async function startAPIServer(opts: APIServerOptions = {}): Promise<APISe
 }
 // #endregion start
 
+/** chapter 7: what an upgrade (`kubectl exec`) needs of the server: its gates and stores. */
+function upgradeDeps(ctx: ServerContext): UpgradeDeps {
+  return {
+    authorizer: ctx.authz.authorizer,
+    pods: ctx.stores.get("/pods") as Store,
+    nodes: ctx.stores.get("/nodes") as Store,
+    kubeletClient: ctx.opts.kubeletClient ?? {},
+    log: ctx.log,
+  };
+}
+
 // #region listen-securely
 /** chapter 3: the HTTPS listener: its certificate, its authenticator, its port. */
 async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ url: string; cert: string }> {
@@ -307,6 +331,11 @@ async function listenSecurely(ctx: ServerContext, servers: Server[]): Promise<{ 
     cert,
     clientCA,
     (req, res) => void handle(gates.ctx, gates.authenticator, req, res),
+  );
+  // chapter 7: `kubectl exec` upgrades its connection; the same gates run first.
+  server.on(
+    "upgrade",
+    (req, socket, head) => void serveUpgrade(upgradeDeps(gates.ctx), gates.authenticator, req, socket, head),
   );
   servers.push(server as unknown as Server);
   const url = await listen(
@@ -448,7 +477,8 @@ async function handle(
       admission,
       audit, // chapter 3 audit
     };
-    if (info.subresource) await serveSubresource(scope, tokens);
+    if (info.subresource)
+      await serveSubresource(scope, tokens, stores.get("/nodes") as Store, opts.kubeletClient);
     else await serveResource(scope);
   } catch (e) {
     if (isPanic(e)) audit?.panic(e); // chapter 3 audit: the Panic stage
@@ -498,7 +528,12 @@ async function serveResource(scope: RequestScope): Promise<void> {
   }
 }
 
-async function serveSubresource(scope: RequestScope, tokens?: TokenREST): Promise<void> {
+async function serveSubresource(
+  scope: RequestScope,
+  tokens?: TokenREST,
+  nodes?: Store, // chapter 7: pods/log finds the kubelet through the pod's Node
+  kubeletClient: KubeletClientConfig = {},
+): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
   if (!sub || !info.name) throw serviceError(404);
@@ -519,7 +554,11 @@ async function serveSubresource(scope: RequestScope, tokens?: TokenREST): Promis
     case "binding/create":
       return createBindingResource(scope);
     case "log/get":
-      return getPodLog(scope);
+      return getPodLog(scope, nodes as Store, kubeletClient);
+    // chapter 7: exec is an upgrade (handleUpgrade); a plain request is upstream's 400.
+    case "exec/get":
+    case "exec/create":
+      throw newBadRequest("Upgrade request required");
     case "finalize/update":
       return updateResource(scope, (_ns, name, updated, opts) => updateFinalize(store, name, updated, opts));
     case "token/create": // chapter 3: service-account tokens

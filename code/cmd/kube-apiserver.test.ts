@@ -10,6 +10,11 @@ import { freePort } from "../testing/ports.ts";
 import { FlagError, parseAPIServerFlags } from "./kube-apiserver.ts";
 import { startCommand, waitFor } from "./testing/command-process.ts";
 
+/** chapter 7: no kubelet client flag given — upstream's default address types. */
+const defaultKubeletClientFiles = {
+  preferredAddressTypes: ["Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"],
+};
+
 const anonymousWarning =
   "AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer";
 
@@ -26,9 +31,38 @@ describe("parseAPIServerFlags", () => {
         secureServing: { bindAddress: "127.0.0.1" },
         // Upstream's ApplyAuthorization: AlwaysAllow (the default mode) turns anonymous off.
         authentication: { anonymousAuth: false },
+        kubeletClientFiles: defaultKubeletClientFiles,
         warnings: [anonymousWarning],
       },
     });
+  });
+
+  it("chapter 7: reads the kubelet client flags, a certificate only with its key, known address types only", () => {
+    expect(
+      parseAPIServerFlags([
+        "--kubelet-client-certificate=/pki/apiserver-kubelet-client.crt",
+        "--kubelet-client-key=/pki/apiserver-kubelet-client.key",
+        "--kubelet-certificate-authority=/pki/ca.crt",
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+      ]),
+    ).toMatchObject({
+      run: {
+        kubeletClientFiles: {
+          cert: "/pki/apiserver-kubelet-client.crt",
+          key: "/pki/apiserver-kubelet-client.key",
+          ca: "/pki/ca.crt",
+          preferredAddressTypes: ["InternalIP", "Hostname"],
+        },
+      },
+    });
+    const lone = parseAPIServerFlags(["--kubelet-client-certificate=/pki/a.crt"]);
+    expect(lone instanceof FlagError && lone.message).toBe(
+      "kube-apiserver: --kubelet-client-certificate and --kubelet-client-key must be given together",
+    );
+    const bad = parseAPIServerFlags(["--kubelet-preferred-address-types=InternalIP,Pigeon"]);
+    expect(bad instanceof FlagError && bad.message).toBe(
+      'kube-apiserver: invalid --kubelet-preferred-address-types value "Pigeon": use Hostname, InternalDNS, InternalIP, ExternalDNS, ExternalIP',
+    );
   });
 
   it("keeps anonymous on under any other authorizer, and off when asked, without a warning", () => {
@@ -91,6 +125,7 @@ describe("parseAPIServerFlags", () => {
         watchCache: false,
         compactionIntervalMs: 90_000,
         verbosity: 0,
+        kubeletClientFiles: defaultKubeletClientFiles,
         warnings: [],
       },
     });

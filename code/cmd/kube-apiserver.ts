@@ -43,6 +43,12 @@
  * - chapter 3: `--enable-admission-plugins`, `--disable-admission-plugins` (comma-separated
  *   plugin names, added to / taken from the defaults), `--default-not-ready-toleration-seconds`
  *   and `--default-unreachable-toleration-seconds` (300). Any of them turns admission on.
+ * - chapter 7: `--kubelet-client-certificate`/`--kubelet-client-key` (given together: what the
+ *   API server shows a kubelet when it proxies logs and exec), `--kubelet-certificate-authority`
+ *   (absent: the kubelet's serving certificate is not verified, as upstream) and
+ *   `--kubelet-preferred-address-types` (upstream's default Hostname,InternalDNS,InternalIP,
+ *   ExternalDNS,ExternalIP; kubeadm passes InternalIP,ExternalIP,Hostname, which kubelets on one
+ *   machine need: their Hostname addresses, the node names, do not resolve).
  *
  * What upstream does differently: since 1.20 it serves only HTTPS (no `--insecure-port`); its
  * `--secure-port` cannot be 0, `--bind-address` defaults to 0.0.0.0 and `--cert-dir` to
@@ -55,6 +61,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/audit.go (--audit-policy-file, --audit-log-path)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/serving.go (--secure-port, --bind-address, --cert-dir, --tls-cert-file)
  * @upstream kubernetes/kubernetes pkg/kubeapiserver/options/authentication.go (--client-ca-file, --token-auth-file, --anonymous-auth, ApplyAuthorization)
+ * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/options/options.go (chapter 7: the --kubelet-* flags)
  * @chapter 02-apiserver
  */
 
@@ -70,6 +77,10 @@ import {
   validateAuthorizationModes,
 } from "../apiserver/authz/config.ts";
 import { versionInfo } from "../apiserver/discovery.ts";
+import {
+  DefaultPreferredAddressTypes,
+  type KubeletClientConfig,
+} from "../apiserver/registry/subresources/kubelet-client.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
 import {
   boolFlag,
@@ -179,6 +190,15 @@ const flags = {
   ),
   "token-auth-file": stringFlag('static bearer tokens, CSV: token,user,uid,"group1,group2"'),
   "anonymous-auth": boolFlag("a request with no credential is system:anonymous (else 401)", true),
+  // chapter 7: the kubelet — how pods/log and pods/exec reach a node's kubelet.
+  "kubelet-client-certificate": stringFlag("Path to a client cert file for TLS."),
+  "kubelet-client-key": stringFlag("Path to a client key file for TLS."),
+  "kubelet-certificate-authority": stringFlag("Path to a cert file for the certificate authority."),
+  "kubelet-preferred-address-types": listFlag(
+    "List of the preferred NodeAddressTypes to use for kubelet connections.",
+    DefaultPreferredAddressTypes,
+    "replace",
+  ),
 };
 // #endregion flags
 
@@ -242,6 +262,7 @@ const kubeAPIServer = command({
     | (APIServerOptions & {
         verbosity: number;
         auditFiles?: { policyFile: string; logPath: string };
+        kubeletClientFiles: { cert?: string; key?: string; ca?: string; preferredAddressTypes: string[] };
         warnings: string[];
       })
     | FlagError {
@@ -287,6 +308,22 @@ const kubeAPIServer = command({
         "--tls-cert-file and --tls-private-key-file must be given together (or neither: a self-signed certificate is made)",
       );
     }
+    // chapter 7: the kubelet client — a certificate comes with its key; address types are known ones.
+    if (Boolean(f["kubelet-client-certificate"]) !== Boolean(f["kubelet-client-key"])) {
+      return new FlagError(
+        "kube-apiserver",
+        "--kubelet-client-certificate and --kubelet-client-key must be given together",
+      );
+    }
+    const unknownType = f["kubelet-preferred-address-types"].find(
+      (t) => !DefaultPreferredAddressTypes.includes(t),
+    );
+    if (unknownType !== undefined) {
+      return new FlagError(
+        "kube-apiserver",
+        `invalid --kubelet-preferred-address-types value "${unknownType}": use ${DefaultPreferredAddressTypes.join(", ")}`,
+      );
+    }
     const secure: APIServerOptions = mode.secure
       ? {
           securePort: f["secure-port"],
@@ -309,6 +346,12 @@ const kubeAPIServer = command({
       authorizationModes: f["authorization-mode"].length ? f["authorization-mode"] : undefined,
       serviceAccountTokens: serviceAccounts?.tokens,
       auditFiles: audit,
+      kubeletClientFiles: {
+        cert: f["kubelet-client-certificate"],
+        key: f["kubelet-client-key"],
+        ca: f["kubelet-certificate-authority"],
+        preferredAddressTypes: f["kubelet-preferred-address-types"],
+      },
       admission,
       etcdServers: etcdServers.length > 0 ? etcdServers : undefined,
       dataDir: etcdServers.length > 0 ? undefined : f["data-dir"],
@@ -323,7 +366,7 @@ const kubeAPIServer = command({
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, auditFiles, warnings, ...options }, io) {
+  async start({ verbosity, auditFiles, kubeletClientFiles, warnings, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
     for (const w of warnings) io.stderr(`${w}\n`);
     let server: Awaited<ReturnType<typeof startAPIServer>>;
@@ -331,6 +374,7 @@ const kubeAPIServer = command({
       const audit = auditFiles ? newAuditor(auditFiles.policyFile, auditFiles.logPath) : undefined;
       server = await startAPIServer({
         ...options,
+        kubeletClient: kubeletClientConfig(kubeletClientFiles),
         log,
         audit,
         // upstream's words: "Generated self-signed cert (…)" or "… in-memory".
@@ -381,6 +425,29 @@ function newAuditor(policyFile: string, logPath: string): Auditor {
     throw new Error(`loading audit policy file: ${(e as Error).message}`);
   }
   return { policy, backend: newLogBackend(logPath) };
+}
+
+/** chapter 7: the kubelet client's files read (their contents are what TLS takes). */
+function kubeletClientConfig(files: {
+  cert?: string;
+  key?: string;
+  ca?: string;
+  preferredAddressTypes: string[];
+}): KubeletClientConfig {
+  const read = (flag: string, path: string | undefined) => {
+    if (!path) return undefined;
+    try {
+      return readFileSync(path, "utf8");
+    } catch (e) {
+      throw new Error(`invalid --${flag} "${path}": ${(e as Error).message}`);
+    }
+  };
+  return {
+    cert: read("kubelet-client-certificate", files.cert),
+    key: read("kubelet-client-key", files.key),
+    ca: read("kubelet-certificate-authority", files.ca),
+    preferredAddressTypes: files.preferredAddressTypes,
+  };
 }
 
 // #region admission-flags

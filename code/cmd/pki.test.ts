@@ -42,6 +42,8 @@ describe("npm run pki", () => {
         "ca.key",
         "apiserver.crt",
         "apiserver.key",
+        "apiserver-kubelet-client.crt",
+        "apiserver-kubelet-client.key",
         "sa.key",
         "sa.pub",
         ...ids.flatMap((id) => [`${id}.crt`, `${id}.key`, `${id}.kubeconfig`]),

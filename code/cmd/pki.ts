@@ -84,7 +84,7 @@ const pki = command({
     io.stdout(
       [
         `[pki] ${result.written.length} files written, ${result.kept.length} kept`,
-        `[pki] kube-apiserver --tls-cert-file=${at(result.layout.apiServerCert)} --tls-private-key-file=${at(result.layout.apiServerKey)} --client-ca-file=${at(result.layout.caCert)}`,
+        `[pki] kube-apiserver --tls-cert-file=${at(result.layout.apiServerCert)} --tls-private-key-file=${at(result.layout.apiServerKey)} --client-ca-file=${at(result.layout.caCert)} --kubelet-client-certificate=${at(result.layout.apiServerKubeletClientCert)} --kubelet-client-key=${at(result.layout.apiServerKubeletClientKey)}`,
         `[pki] export KUBECONFIG=${admin ? resolve(admin.kubeconfig) : ""}`,
         "",
       ].join("\n"),

@@ -12,7 +12,8 @@
  *
  * Invariants:
  * - the layout is fixed (scripts and later chapters rely on it): `ca.crt`/`ca.key`,
- *   `apiserver.crt`/`apiserver.key`, `sa.key`/`sa.pub`, and for each client identity
+ *   `apiserver.crt`/`apiserver.key`, `apiserver-kubelet-client.crt`/`.key` (chapter 7: the API
+ *   server's client certificate towards kubelets), `sa.key`/`sa.pub`, and for each client identity
  *   `<id>.crt`, `<id>.key`, `<id>.kubeconfig`;
  * - client ids are `admin`, `kube-scheduler`, `kube-controller-manager` and `node-<name>` for
  *   each node name, in that order; node names are DNS-1123 subdomains (they are Node object names).
@@ -25,9 +26,9 @@
  *   we also write it beside them as `<id>.crt`/`<id>.key`, for components that take files;
  * - the API server certificate also carries the node name, the advertise address and the first
  *   IP of the service CIDR (10.96.0.1) in kubeadm; the miniature listens on loopback only;
- * - no etcd CA, front-proxy CA or apiserver-kubelet-client certificate: nothing here uses them yet.
+ * - no etcd CA or front-proxy CA: nothing here uses them yet.
  *
- * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go (KubeadmCertRootCA, KubeadmCertAPIServer, GetDefaultCertList)
+ * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go (KubeadmCertRootCA, KubeadmCertAPIServer, KubeadmCertKubeletClient, GetDefaultCertList)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/util/pkiutil/pki_helpers.go (GetAPIServerAltNames)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/constants/constants.go (CACertAndKeyBaseName, APIServerCertCommonName, ServiceAccountKeyBaseName, SystemPrivilegedGroup, NodesGroup, NodesUserPrefix)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/kubeconfig/kubeconfig.go (getKubeConfigSpecsBase)
@@ -41,6 +42,9 @@ export const CACommonName = "kubernetes";
 /** The API server's serving certificate. */
 export const APIServerCertAndKeyBaseName = "apiserver";
 export const APIServerCertCommonName = "kube-apiserver";
+/** chapter 7: the API server's client certificate towards kubelets (`--kubelet-client-certificate`). */
+export const APIServerKubeletClientCertAndKeyBaseName = "apiserver-kubelet-client";
+export const APIServerKubeletClientCertCommonName = "kube-apiserver-kubelet-client";
 /** The service-account token signing key pair: `sa.key`, `sa.pub`. */
 export const ServiceAccountKeyBaseName = "sa";
 /** The cluster name every kubeconfig uses (kubeadm's default ClusterName). */
@@ -93,6 +97,24 @@ export function apiServerCertSpec(): CertSpec {
   };
 }
 // #endregion apiserver-cert
+
+/**
+ * chapter 7: kubeadm's KubeadmCertKubeletClient — the API server shows it to a kubelet when it
+ * proxies `kubectl logs` and `kubectl exec`; the kubelet authenticates it against its
+ * `--client-ca-file` and asks the API server (a SubjectAccessReview) whether that user may
+ * `get`/`create` `nodes/proxy` — yes: `system:masters` is bound to cluster-admin. No kubeconfig:
+ * the API server reads the files by flag.
+ */
+export function apiServerKubeletClientCertSpec(): CertSpec {
+  return {
+    id: APIServerKubeletClientCertAndKeyBaseName,
+    longName: "Client certificate for the API server to connect to kubelet",
+    commonName: APIServerKubeletClientCertCommonName,
+    organization: [SystemPrivilegedGroup],
+    altNames: { dnsNames: [], ips: [] },
+    usages: ["clientAuth"],
+  };
+}
 
 // #region client-certs
 /** A kubelet's identity id: `node-<name>`. */

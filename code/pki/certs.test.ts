@@ -33,6 +33,8 @@ const layout = [
   "ca.key",
   "apiserver.crt",
   "apiserver.key",
+  "apiserver-kubelet-client.crt",
+  "apiserver-kubelet-client.key",
   "sa.key",
   "sa.pub",
   ...identities.flatMap(({ id }) => [`${id}.crt`, `${id}.key`, `${id}.kubeconfig`]),
@@ -115,6 +117,7 @@ describe("a first run", () => {
     expect(fixtureProgress).toEqual([
       `[certs] Generating "ca" certificate and key`,
       `[certs] Generating "apiserver" certificate and key`,
+      `[certs] Generating "apiserver-kubelet-client" certificate and key`,
       ...identities.map(({ id }) => `[certs] Generating "${id}" certificate and key`),
       `[certs] Generating "sa" key and public key`,
       ...identities.map(({ id }) => `[kubeconfig] Writing "${id}.kubeconfig" kubeconfig file`),
@@ -639,7 +642,7 @@ describe("options", () => {
     const dir = await copyOfFixture();
     const result = await ok({ dir, now: new Date(Date.now() + 400 * day) });
     expect(result.written).toEqual([]);
-    expect(result.warnings).toHaveLength(5); // apiserver and the four clients; the CA has 10 years
+    expect(result.warnings).toHaveLength(6); // apiserver, apiserver-kubelet-client and the four clients; the CA has 10 years
     expect(result.warnings[0]).toMatch(
       /^WARNING: could not validate bounds for certificate apiserver: the certificate has expired/,
     );

@@ -38,7 +38,9 @@ import { join } from "node:path";
 import { isDNS1123Subdomain } from "../api/string-validation.ts";
 import {
   APIServerCertAndKeyBaseName,
+  APIServerKubeletClientCertAndKeyBaseName,
   apiServerCertSpec,
+  apiServerKubeletClientCertSpec,
   CACertAndKeyBaseName,
   CACommonName,
   type CertSpec,
@@ -95,6 +97,10 @@ export interface PKILayout {
   apiServerCert: string;
   /** kube-apiserver `--tls-private-key-file`. */
   apiServerKey: string;
+  /** chapter 7: kube-apiserver `--kubelet-client-certificate`. */
+  apiServerKubeletClientCert: string;
+  /** chapter 7: kube-apiserver `--kubelet-client-key`. */
+  apiServerKubeletClientKey: string;
   /** kube-apiserver `--service-account-signing-key-file`. */
   serviceAccountKey: string;
   /** kube-apiserver `--service-account-key-file` (verifies the tokens). */
@@ -122,6 +128,8 @@ export function pkiLayout(dir: string, nodes: readonly string[] = DefaultNodes):
     caKey: at(`${CACertAndKeyBaseName}.key`),
     apiServerCert: at(`${APIServerCertAndKeyBaseName}.crt`),
     apiServerKey: at(`${APIServerCertAndKeyBaseName}.key`),
+    apiServerKubeletClientCert: at(`${APIServerKubeletClientCertAndKeyBaseName}.crt`),
+    apiServerKubeletClientKey: at(`${APIServerKubeletClientCertAndKeyBaseName}.key`),
     serviceAccountKey: at(`${ServiceAccountKeyBaseName}.key`),
     serviceAccountPublicKey: at(`${ServiceAccountKeyBaseName}.pub`),
     identities: clientCertSpecs(nodes).map((spec) => ({
@@ -195,7 +203,7 @@ export async function ensurePKI(options: EnsurePKIOptions): Promise<EnsurePKIRes
 
   const clients = clientCertSpecs(nodes);
   const leaves = new Map<string, Loaded>();
-  for (const spec of [apiServerCertSpec(), ...clients]) {
+  for (const spec of [apiServerCertSpec(), apiServerKubeletClientCertSpec(), ...clients]) {
     const leaf = await ensureCertAndKey(run, spec, ca);
     if (leaf instanceof PKIError) return leaf;
     leaves.set(spec.id, leaf);

@@ -24,8 +24,10 @@ import { newUnsupportedMediaTypeError } from "../errors.ts";
 import { parseJSON, parseMediaType } from "../negotiation.ts";
 import { applyJSONPatch } from "../patch/json-patch.ts";
 import { applyMergePatch } from "../patch/merge-patch.ts";
+import type { Store } from "../registry/store.ts";
 import { type Binding, createBinding } from "../registry/subresources/binding.ts";
-import { podLog } from "../registry/subresources/log.ts";
+import type { KubeletClientConfig } from "../registry/subresources/kubelet-client.ts";
+import { streamPodLog } from "../registry/subresources/log.ts";
 import { getScale, type Scale, updateScale } from "../registry/subresources/scale.ts";
 import type { TokenREST, TokenRequest } from "../registry/subresources/token.ts";
 import { admitCreate, createValidation } from "./admission.ts";
@@ -78,11 +80,21 @@ export async function createBindingResource(scope: RequestScope): Promise<void> 
   );
 }
 
-/** GET .../pods/web/log: plain text (LogREST.Get). */
-export async function getPodLog(scope: RequestScope): Promise<void> {
-  const text = await podLog(scope.store, scope.info.namespace, scope.info.name);
-  scope.res.writeHead(200, { "Content-Type": "text/plain" });
-  scope.res.end(text);
+/** GET .../pods/web/log: the kubelet's plain text, streamed through (chapter 7: LogREST.Get). */
+export async function getPodLog(
+  scope: RequestScope,
+  nodes: Store,
+  kubelet: KubeletClientConfig,
+): Promise<void> {
+  await streamPodLog(
+    scope.store,
+    nodes,
+    kubelet,
+    scope.info.namespace,
+    scope.info.name,
+    scope.query,
+    scope.res,
+  );
 }
 
 // chapter 3: service-account tokens
