@@ -120,10 +120,17 @@ describe("kubelet flags: each flag", () => {
     expect(refused("--runtime=docker")).toBe(
       'kubelet: invalid argument "docker" for "--runtime" flag: use --runtime=process (real processes) or --runtime=fake (state on timers)',
     );
-    expect(refused("--node-ip=localhost")).toBe(
-      'kubelet: --node-ip: could not parse "localhost" (fix: give an IP address, e.g. 127.0.0.1)',
-    );
     expect(ok("--node-ip=10.0.0.1,fd00::1").nodeIPs).toEqual(["10.0.0.1", "fd00::1"]);
+    // 1.32 logs an address it cannot parse and goes on without it.
+    const sloppy = ok("--node-ip=localhost");
+    expect(sloppy.nodeIP).toBeUndefined();
+    expect(sloppy.warnings).toEqual(['"Could not parse node IP. Ignoring" IP="localhost"']);
+    expect(refused("--node-ip=10.0.0.1,10.0.0.2")).toBe(
+      'kubelet: bad --node-ip "10.0.0.1,10.0.0.2": must contain either a single IP or a dual-stack pair of IPs (fix: give one address, or an IPv4 and an IPv6 one: --node-ip=127.0.0.1)',
+    );
+    expect(refused("--node-ip=0.0.0.0,fd00::1")).toContain(
+      "dual-stack node IP cannot include '0.0.0.0' or '::'",
+    );
   });
 
   it("reads the configuration flags into their fields", () => {
@@ -374,11 +381,11 @@ describe("kubelet flags: precedence (flags given > --config file > defaults)", (
   it("says which file it could not load and why", () => {
     const missing = join(dir, "nope.yaml");
     expect(refused(`--config=${missing}`)).toBe(
-      `kubelet: failed to load kubelet config file, path: ${missing}, error: failed to read kubelet config file "${missing}", error: open ${missing}: no such file or directory (fix: check the --config path: it must name a readable file)`,
+      `kubelet: failed to load kubelet config file, path: ${missing}, error: failed to load Kubelet config file ${missing}, error failed to read kubelet config file "${missing}", error: open ${missing}: no such file or directory (fix: check the --config path: it must name a readable file)`,
     );
     const typo = configFile("typo.yaml", "maxPods: twenty\n");
     expect(refused(`--config=${typo}`)).toContain(
-      "error: failed to decode: json: cannot unmarshal string into Go struct field KubeletConfiguration.maxPods of type int32",
+      "error failed to decode: json: cannot unmarshal string into Go struct field KubeletConfiguration.maxPods of type int32",
     );
     const badTaint = configFile("taint.yaml", "registerWithTaints:\n- key: a\n  effect: Never\n");
     expect(refused(`--config=${badTaint}`)).toContain(

@@ -44,6 +44,7 @@
  * @chapter 07-kubelet
  */
 import { hostname as osHostname } from "node:os";
+import { resolve } from "node:path";
 import type { ResourceList, Taint } from "../../api/core.ts";
 import { parseQuantity } from "../../api/quantity.ts";
 import { isQualifiedName, isValidLabelValue, parseIPSloppy } from "../../api/string-validation.ts";
@@ -474,7 +475,7 @@ export interface KubeletOptions {
   hostname: string;
   /** The Node's name (= hostname: this kubelet has no cloud provider to ask). */
   nodeName: string;
-  /** --node-ip: the first address; absent when not given. */
+  /** --node-ip: the first address; absent when not given (or not an address: upstream ignores it). */
   nodeIP?: string;
   /** --node-ip: every address (dual stack). */
   nodeIPs: string[];
@@ -585,12 +586,18 @@ export function kubeletConfigurationFromFlags(
   let base = legacyDefaultConfiguration();
   if (values.config !== undefined) {
     try {
-      const loaded = loadKubeletConfigFile(values.config);
+      // Upstream's loader reads the absolute path (filepath.Abs), and says so in its messages.
+      const loaded = loadKubeletConfigFile(resolve(values.config));
       base = loaded.config;
       warnings.push(...loaded.warnings);
     } catch (e) {
       if (!(e instanceof KubeletConfigLoadError)) throw e;
-      return fail(`failed to load kubelet config file, path: ${values.config}, error: ${e.message}`, e.fix);
+      // NewKubeletCommand wraps loadConfigFile's error, which wraps the loader's.
+      const p = values.config;
+      return fail(
+        `failed to load kubelet config file, path: ${p}, error: failed to load Kubelet config file ${p}, error ${e.message}`,
+        e.fix,
+      );
     }
   }
   const config = applyKubeletConfigFlags(values, given, base);
@@ -637,13 +644,24 @@ export function kubeletConfigurationFromFlags(
       "give an address and prefix length, e.g. 10.244.1.0/24",
     );
 
-  const nodeIPs = (values["node-ip"] ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-  const badIP = nodeIPs.find((ip) => !parseIPSloppy(ip));
-  if (badIP !== undefined)
-    return fail(`--node-ip: could not parse ${JSON.stringify(badIP)}`, "give an IP address, e.g. 127.0.0.1");
+  // ParseNodeIPArgument (1.32): an address that does not parse is logged and ignored; more than
+  // a dual-stack pair is an error.
+  const nodeIPs: string[] = [];
+  for (const text of (values["node-ip"] ?? "").split(",").map((ip) => ip.trim())) {
+    if (values["node-ip"] === undefined || values["node-ip"] === "") break;
+    if (parseIPSloppy(text)) nodeIPs.push(text);
+    else warnings.push(`"Could not parse node IP. Ignoring" IP=${JSON.stringify(text)}`);
+  }
+  const family = (ip: string) => parseIPSloppy(ip)?.family;
+  const badNodeIP = (why: string) =>
+    fail(
+      `bad --node-ip ${JSON.stringify(values["node-ip"])}: ${why}`,
+      "give one address, or an IPv4 and an IPv6 one: --node-ip=127.0.0.1",
+    );
+  if (nodeIPs.length > 2 || (nodeIPs.length === 2 && family(nodeIPs[0]) === family(nodeIPs[1])))
+    return badNodeIP("must contain either a single IP or a dual-stack pair of IPs");
+  if (nodeIPs.length === 2 && nodeIPs.some((ip) => ip === "0.0.0.0" || ip === "::"))
+    return badNodeIP("dual-stack node IP cannot include '0.0.0.0' or '::'");
 
   let fakeCapacity: ResourceList | undefined;
   if (given.has("fake-capacity")) {

@@ -23,20 +23,23 @@
  *   authentication switches) only absence is unset — `healthzPort: 0` disables /healthz.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go (SetDefaults_KubeletConfiguration)
- * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults_linux.go (DefaultEvictionHard)
+ * @upstream kubernetes/kubernetes pkg/kubelet/eviction/defaults_linux.go (DefaultEvictionHard)
+ * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (loadConfigFile: EvictionHard nil → DefaultEvictionHard)
  * @upstream kubernetes/kubernetes cmd/kubelet/app/options/options.go (NewKubeletConfiguration, applyLegacyDefaults)
  * @chapter 07-kubelet
  */
 import type { Taint } from "../../../api/core.ts";
 import { type KubeletConfiguration, KubeletPort, KubeletReadOnlyPort } from "./types.ts";
 
-/** The Linux hard eviction thresholds a kubelet uses when none are configured. */
+/**
+ * The Linux hard eviction thresholds a kubelet uses when none are configured (upstream keeps
+ * them in the eviction package and applies them when loading, as they differ by OS).
+ */
 export const DefaultEvictionHard: Readonly<Record<string, string>> = {
   "memory.available": "100Mi",
   "nodefs.available": "10%",
   "nodefs.inodesFree": "5%",
   "imagefs.available": "15%",
-  "imagefs.inodesFree": "5%",
 };
 
 /** The file's fields after decoding, in internal units; absent = not written. */
