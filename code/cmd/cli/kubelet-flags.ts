@@ -38,9 +38,7 @@
  * @upstream kubernetes/kubernetes cmd/kubelet/app/options/options.go (KubeletFlags, NewKubeletFlags, ValidateKubeletFlags, KubeletFlags.AddFlags, AddKubeletConfigFlags, applyLegacyDefaults)
  * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (NewKubeletCommand: kubeletConfigFlagPrecedence, loadConfigFile; parseResourceList; RunKubelet: GetHostname, nodeName)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/component-helpers/node/util/hostname.go (GetHostname)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/component-base/cli/flag/map_string_string.go (MapStringString.Set, NewLangleSeparatedMapStringString)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/component-base/cli/flag/configuration_map.go (ConfigurationMap.Set)
- * @upstream kubernetes/kubernetes pkg/util/flag/flags.go (IPVar.Set, RegisterWithTaintsVar.Set)
+ * @upstream kubernetes/kubernetes pkg/util/flag/flags.go (RegisterWithTaintsVar.Set)
  * @chapter 07-kubelet
  */
 import { hostname as osHostname } from "node:os";
@@ -62,104 +60,10 @@ import {
 } from "../../kubelet/apis/well-known-labels.ts";
 import type { NodeStatusOptions } from "../../kubelet/kubelet-node-status.ts";
 import type { EvictionThreshold } from "../../kubelet/nodestatus/setters.ts";
-import { DurationError, formatDuration, parseDuration } from "./duration.ts";
 import { boolFlag, type Flag, FlagError, FlagValueError, type FlagValues, stringFlag } from "./flag.ts";
+import { configurationMapFlag, goDurationFlag, int32Flag, ipFlag, mapFlag } from "./pflag-values.ts";
 
 const command = "kubelet";
-
-// #region flag-kinds
-/** A Go duration; a bad one gets Go's own message (`time: invalid duration "soon"`). */
-function durationFlag(help: string, defaultMs: number): Flag<number> {
-  return {
-    help,
-    default: defaultMs,
-    set(text) {
-      const ms = parseDuration(text);
-      return ms instanceof DurationError ? new FlagValueError(ms.message) : ms;
-    },
-    shownDefault: formatDuration(defaultMs),
-  };
-}
-
-/** pflag's Int32Var: strconv.ParseInt's words for text that is not an int32. */
-function int32Flag(help: string, defaultValue: number): Flag<number> {
-  return {
-    help,
-    default: defaultValue,
-    set(text) {
-      if (!/^[+-]?\d+$/.test(text))
-        return new FlagValueError(`strconv.ParseInt: parsing ${JSON.stringify(text)}: invalid syntax`);
-      const n = Number(text);
-      return n < -(2 ** 31) || n >= 2 ** 31
-        ? new FlagValueError(`strconv.ParseInt: parsing ${JSON.stringify(text)}: value out of range`)
-        : n;
-    },
-    shownDefault: String(defaultValue),
-  };
-}
-
-/** IPVar: an IP address; empty text leaves the value as it was. */
-function ipFlag(help: string, defaultValue: string): Flag<string> {
-  return {
-    help,
-    default: defaultValue,
-    set(text, current) {
-      if (text === "") return current;
-      return parseIPSloppy(text)
-        ? text
-        : new FlagValueError(`${JSON.stringify(text)} is not a valid IP address`);
-    },
-    shownDefault: JSON.stringify(defaultValue),
-  };
-}
-
-/**
- * MapStringString (`sep` "=") and its LangleSeparated form (`sep` "<"): `k=v,k2=v2`. The first
- * appearance replaces the default, later ones add to it; keys and values are trimmed.
- */
-function mapFlag(
-  help: string,
-  sep: "=" | "<",
-  defaultValue: Record<string, string> = {},
-): Flag<Record<string, string>> {
-  return {
-    help,
-    default: defaultValue,
-    set(text, current, first) {
-      const out = first ? {} : { ...current };
-      for (const pair of text.split(",")) {
-        if (pair.length === 0) continue;
-        const at = pair.indexOf(sep);
-        if (at < 0) return new FlagValueError(`malformed pair, expect string${sep}string`);
-        out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
-      }
-      return out;
-    },
-    shownDefault: Object.keys(defaultValue).length
-      ? Object.entries(defaultValue)
-          .map(([k, v]) => `${k}${sep}${v}`)
-          .join(",")
-      : undefined,
-  };
-}
-
-/** ConfigurationMap (--node-labels): `k=v` pairs, a key alone means an empty value; never fails. */
-function configurationMapFlag(help: string): Flag<Record<string, string>> {
-  return {
-    help,
-    default: {},
-    set(text, current) {
-      const out = { ...current };
-      for (const pair of text.split(",")) {
-        if (pair.length === 0) continue;
-        const at = pair.indexOf("=");
-        if (at < 0) out[pair.trim()] = "";
-        else out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
-      }
-      return out;
-    },
-  };
-}
 
 /** RegisterWithTaintsVar: `key=value:Effect,…`, parsed whole at each appearance (the last wins). */
 function taintsFlag(help: string): Flag<Taint[]> {
@@ -189,7 +93,6 @@ function runtimeFlag(help: string): Flag<"process" | "fake"> {
     shownDefault: '"process"',
   };
 }
-// #endregion flag-kinds
 
 /** The deprecation every KubeletConfiguration flag carries upstream (AddKubeletConfigFlags). */
 export const configFlagDeprecation =
@@ -239,11 +142,11 @@ const configFlags = {
     ),
     legacy.staticPodPath,
   ),
-  "sync-frequency": durationFlag(
+  "sync-frequency": goDurationFlag(
     deprecated("Max period between synchronizing running containers and config"),
     legacy.syncFrequencyMs,
   ),
-  "file-check-frequency": durationFlag(
+  "file-check-frequency": goDurationFlag(
     deprecated("Duration between checking config files for new data"),
     legacy.fileCheckFrequencyMs,
   ),
@@ -305,7 +208,7 @@ const configFlags = {
     ),
     legacy.healthzBindAddress,
   ),
-  "node-status-update-frequency": durationFlag(
+  "node-status-update-frequency": goDurationFlag(
     deprecated(
       "Specifies how often kubelet posts node status to master. Note: be cautious when changing the constant, it must work with nodeMonitorGracePeriod in nodecontroller.",
     ),
@@ -507,7 +410,6 @@ export interface KubeletFlagDeps {
   hostname?: () => string;
 }
 
-// #region parse-resource-list
 /** parseResourceList: `--kube-reserved`'s map to quantities; only cpu, memory, ephemeral-storage, pid. */
 export function parseResourceList(m: Readonly<Record<string, string>>): ResourceList | string {
   const out: ResourceList = {};
@@ -522,9 +424,7 @@ export function parseResourceList(m: Readonly<Record<string, string>>): Resource
   }
   return out;
 }
-// #endregion parse-resource-list
 
-// #region validate-node-labels
 /** ValidateKubeletFlags' node-label checks: the kubelet's own allowed set, then label syntax. */
 export function validateNodeLabels(labels: Readonly<Record<string, string>>): string | undefined {
   const isKubernetesLabel = (key: string) => {
@@ -549,7 +449,6 @@ export function validateNodeLabels(labels: Readonly<Record<string, string>>): st
   }
   return invalid.length > 0 ? `invalid node labels: ${invalid.join("; ")}` : undefined;
 }
-// #endregion validate-node-labels
 
 /** A CIDR as Go's net.ParseCIDR reads it (`10.244.1.0/24`, `fd00::/64`). */
 function isCIDR(text: string): boolean {
