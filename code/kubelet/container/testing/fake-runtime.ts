@@ -139,7 +139,7 @@ export class FakeRuntime implements Runtime {
   async removeTerminatedPod(uid: string): Promise<void> {
     const p = this.pods.get(uid);
     this.calls.push(`removeTerminatedPod ${p?.namespace}/${p?.name}`);
-    if (p && p.containers.every((c) => c.state !== "running")) this.pods.delete(uid);
+    if (p?.containers.every((c) => c.state !== "running")) this.pods.delete(uid);
   }
 
   /** Makes the pod's running container `name` exit with `exitCode` (a crash, or a job's end). */
