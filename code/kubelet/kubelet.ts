@@ -10,7 +10,7 @@
  *   turns each into "sync these pods", handed to the pod workers, which do the slow work.
  * - the pod's life is split into three syncs, each retried until it succeeds: `syncPod` (make the
  *   runtime match the spec and report the status), `syncTerminatingPod` (stop every container
- *   within the grace period), `syncTerminatedPod` (final status, clean up).
+ *   within the grace period), `syncTerminatedPod` (final status, clean up) — kubelet-sync.ts.
  * - what the kubelet no longer knows must still be stopped: housekeeping every 2 s kills runtime
  *   pods with no config (orphans, e.g. a pod deleted while the kubelet was down) and drops the
  *   workers, probes and statuses of pods gone.
@@ -26,13 +26,13 @@
  * volumes, cgroups, secrets and the eviction manager are not built; `canRunPod` always admits.
  * Go's select picks among ready channels at random; this loop takes them in arrival order.
  *
- * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (Kubelet, Run, syncLoop, syncLoopIteration, handleProbeSync, SyncPod, SyncTerminatingPod, SyncTerminatingRuntimePod, SyncTerminatedPod, HandlePodAdditions, HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs, getPodsToSync, isSyncPodWorthy, handleMirrorPod, housekeepingPeriod)
- * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (HandlePodCleanups, deleteOrphanedMirrorPods, killPod)
- * @upstream kubernetes/kubernetes pkg/kubelet/container/runtime.go (ConvertPodStatusToRunningPod)
+ * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (Kubelet, Run, syncLoop, syncLoopIteration, handleProbeSync, HandlePodAdditions, HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs, getPodsToSync, isSyncPodWorthy, handleMirrorPod, housekeepingPeriod)
+ * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (HandlePodCleanups, deleteOrphanedMirrorPods)
+ * @upstream kubernetes/kubernetes pkg/kubelet/status/status_manager.go (NeedToReconcilePodReadiness)
  * @chapter 07-kubelet
  */
 
-import type { PodStatus as APIPodStatus, Pod } from "../api/core.ts";
+import type { Pod } from "../api/core.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { StrategicMergePatchType } from "../client/rest/request.ts";
 import { type Clock, realClock } from "../client/util/clock.ts";
@@ -42,24 +42,18 @@ import { newSourceApiserver } from "./config/apiserver.ts";
 import { PodConfig } from "./config/config.ts";
 import { newSourceFile } from "./config/file.ts";
 import { Cache } from "./container/cache.ts";
-import {
-  containerIDString,
-  type PodStatus,
-  type PodSyncResult,
-  podSyncError,
-  type Runtime,
-  type RuntimePod,
-} from "./container/runtime.ts";
+import type { Runtime } from "./container/runtime.ts";
+import { type GenerateAPIPodStatus, KubeletSyncer, type ReasonCacheLike } from "./kubelet-sync.ts";
 import { newCrashLoopBackOff } from "./kuberuntime/crash-loop-backoff.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
-import { isMirrorPodOf, MirrorClient } from "./pod/mirror-client.ts";
+import { MirrorClient } from "./pod/mirror-client.ts";
 import { PodManager, podFullName } from "./pod/pod-manager.ts";
-import { type PodStatusFunc, type PodSyncer, PodWorkers, type SyncPodType } from "./pod-workers.ts";
+import { PodWorkers } from "./pod-workers.ts";
 import type { ExecSync } from "./prober/probe/exec.ts";
 import { Prober } from "./prober/prober.ts";
 import { ProberManager } from "./prober/prober-manager.ts";
 import type { Update } from "./prober/results/results-manager.ts";
-import { GenerateContainersReadyCondition, GeneratePodReadyCondition } from "./status/generate.ts";
+import { GeneratePodReadyCondition } from "./status/generate.ts";
 import { type PodStatusClient, StatusManager } from "./status/status-manager.ts";
 import { ApiserverSource, FileSource, isMirrorPod, isStaticPod, type PodUpdate } from "./types/pod-update.ts";
 import { WorkQueue } from "./util/queue/work-queue.ts";
@@ -68,13 +62,11 @@ import { WorkQueue } from "./util/queue/work-queue.ts";
 export const housekeepingPeriodMs = 2000;
 export const syncTickPeriodMs = 1000;
 
-/** What SyncPod records the runtime's results into (K1's ReasonCache satisfies it). */
-export interface ReasonCacheLike {
-  update(uid: string, result: PodSyncResult): void;
-  remove(uid: string): void;
-}
-
-export interface KubeletOptions {
+/**
+ * `generateAPIPodStatus(pod, podStatus, podIsTerminal, deps)` is kubelet_pods.go's (K1's, in
+ * code/kubelet/kubelet-pods.ts); the kubelet passes `{ reasonCache, nodeIPs, clock }` as deps.
+ */
+export interface KubeletOptions extends GenerateAPIPodStatus {
   nodeName: string;
   /** Absent: a standalone kubelet (static pods only, no status written). */
   clientset?: Clientset;
@@ -86,16 +78,6 @@ export interface KubeletOptions {
   rootDir: string;
   /** --pod-manifest-path: static pods. */
   podManifestPath?: string;
-  /**
-   * kubelet_pods.go's generateAPIPodStatus (K1's, in code/kubelet/kubelet-pods.ts). Declared as a
-   * method so an implementation typed with the concrete ReasonCache fits.
-   */
-  generateAPIPodStatus(
-    pod: Pod,
-    podStatus: PodStatus,
-    podIsTerminal: boolean,
-    deps: { reasonCache: ReasonCacheLike; nodeIPs?: string[]; clock: Clock },
-  ): APIPodStatus;
   reasonCache?: ReasonCacheLike;
   nodeIPs?: string[];
   /** The runtime's ExecSync for exec probes. */
@@ -118,7 +100,7 @@ type LoopInput =
 
 const noReasonCache: ReasonCacheLike = { update: () => {}, remove: () => {} };
 
-export class Kubelet implements PodSyncer {
+export class Kubelet {
   readonly nodeName: string;
   readonly podManager = new PodManager();
   readonly podCache = new Cache();
@@ -129,6 +111,7 @@ export class Kubelet implements PodSyncer {
   readonly probeManager: ProberManager;
   readonly workQueue: WorkQueue;
   readonly crashLoopBackOff: Backoff;
+  readonly syncer: KubeletSyncer;
   private readonly clock: Clock;
   private readonly reasonCache: ReasonCacheLike;
   private readonly mirrorClient?: MirrorClient;
@@ -155,7 +138,12 @@ export class Kubelet implements PodSyncer {
     if (o.clientset) this.sources.push(ApiserverSource);
     if (o.podManifestPath) this.sources.push(FileSource);
     this.podWorkers = new PodWorkers({
-      podSyncer: this,
+      podSyncer: {
+        syncPod: (...a) => this.syncer.syncPod(...a),
+        syncTerminatingPod: (...a) => this.syncer.syncTerminatingPod(...a),
+        syncTerminatingRuntimePod: (...a) => this.syncer.syncTerminatingRuntimePod(...a),
+        syncTerminatedPod: (...a) => this.syncer.syncTerminatedPod(...a),
+      },
       podCache: this.podCache,
       workQueue: this.workQueue,
       clock: this.clock,
@@ -215,6 +203,19 @@ export class Kubelet implements PodSyncer {
         }
       });
     }
+    this.syncer = new KubeletSyncer({
+      runtime: o.runtime,
+      statusManager: this.statusManager,
+      probeManager: this.probeManager,
+      mirrorClient: this.mirrorClient,
+      reasonCache: this.reasonCache,
+      crashLoopBackOff: this.crashLoopBackOff,
+      nodeIPs: o.nodeIPs,
+      clock: this.clock,
+      onError: this.onError,
+      generateAPIPodStatus: (pod, podStatus, podIsTerminal, deps) =>
+        o.generateAPIPodStatus(pod, podStatus, podIsTerminal, deps),
+    });
   }
 
   /** The pods this kubelet runs (the kubelet server's /pods). */
@@ -454,129 +455,6 @@ export class Kubelet implements PodSyncer {
     }
   }
 
-  /** The API status, with ready/started from the probes and the two readiness conditions to match. */
-  private generateAPIPodStatus(pod: Pod, podStatus: PodStatus, podIsTerminal: boolean): APIPodStatus {
-    const s = this.o.generateAPIPodStatus(pod, podStatus, podIsTerminal, {
-      reasonCache: this.reasonCache,
-      nodeIPs: this.o.nodeIPs,
-      clock: this.clock,
-    });
-    // Upstream calls probeManager.UpdatePodStatus inside generateAPIPodStatus, before the
-    // conditions: done here so that the injected function need not know the prober.
-    this.probeManager.updatePodStatus(pod, s);
-    const phase = s.phase ?? "Pending";
-    const others = (s.conditions ?? []).filter((c) => c.type !== "ContainersReady" && c.type !== "Ready");
-    s.conditions = [
-      ...others,
-      GenerateContainersReadyCondition(pod.spec, s.containerStatuses, phase),
-      GeneratePodReadyCondition(pod.spec, others, s.containerStatuses, phase),
-    ];
-    return s;
-  }
-
-  // #region sync-pod
-  /** SyncPod: report the status, make sure the mirror and the probes exist, let the runtime converge. */
-  async syncPod(
-    signal: AbortSignal,
-    _updateType: SyncPodType,
-    pod: Pod,
-    mirrorPod: Pod | undefined,
-    podStatus: PodStatus,
-  ): Promise<boolean> {
-    const apiPodStatus = this.generateAPIPodStatus(pod, podStatus, false);
-    // A pod whose containers all finished (restartPolicy Never/OnFailure) terminates now.
-    if (apiPodStatus.phase === "Succeeded" || apiPodStatus.phase === "Failed") {
-      this.statusManager.setPodStatus(pod, apiPodStatus);
-      return true;
-    }
-    this.statusManager.setPodStatus(pod, apiPodStatus);
-
-    if (isStaticPod(pod) && this.mirrorClient) await this.ensureMirrorPod(pod, mirrorPod);
-    if (signal.aborted) return false;
-
-    this.probeManager.addPod(pod);
-    const result = await this.o.runtime.syncPod(pod, podStatus, this.crashLoopBackOff);
-    this.reasonCache.update(pod.metadata.uid ?? "", result);
-    const err = podSyncError(result);
-    if (err) {
-      // Waiting in a backoff is not a failure of the sync: no retry sooner than the resync.
-      const onlyBackOff =
-        !result.syncError &&
-        result.syncResults.every(
-          (r) => !r.error || r.error === "CrashLoopBackOff" || r.error === "ImagePullBackOff",
-        );
-      if (!onlyBackOff) throw err;
-    }
-    return false;
-  }
-  // #endregion sync-pod
-
-  /** Creates the static pod's mirror, replacing one that is stale or being deleted. */
-  private async ensureMirrorPod(pod: Pod, mirrorPod: Pod | undefined): Promise<void> {
-    const client = this.mirrorClient!;
-    let deleted = false;
-    try {
-      if (mirrorPod && !isMirrorPodOf(mirrorPod, pod)) {
-        deleted = await client.deleteMirrorPod(podFullName(pod), mirrorPod.metadata.uid);
-      }
-      if (!mirrorPod || deleted) await client.createMirrorPod(pod);
-    } catch (err) {
-      this.onError(err); // "Failed creating a mirror pod": the next sync tries again
-    }
-  }
-
-  // #region sync-terminating-pod
-  /** SyncTerminatingPod: status, stop liveness/startup probes, kill every container, check, final status. */
-  async syncTerminatingPod(
-    signal: AbortSignal,
-    pod: Pod,
-    podStatus: PodStatus,
-    gracePeriod: number | undefined,
-    podStatusFn: PodStatusFunc | undefined,
-  ): Promise<void> {
-    const apiPodStatus = this.generateAPIPodStatus(pod, podStatus, false);
-    podStatusFn?.(apiPodStatus);
-    this.statusManager.setPodStatus(pod, apiPodStatus);
-    this.probeManager.stopLivenessAndStartup(pod);
-
-    const running = convertPodStatusToRunningPod(this.o.runtime.type(), podStatus);
-    // A shorter grace period cancels this sync: return and let the next one kill faster.
-    await raceSignal(this.o.runtime.killPod(pod, running, gracePeriod), signal);
-    if (signal.aborted) return;
-    this.probeManager.removePod(pod);
-
-    const stopped = await this.o.runtime.getPodStatus(
-      pod.metadata.uid ?? "",
-      pod.metadata.name ?? "",
-      pod.metadata.namespace ?? "",
-    );
-    const still = stopped.containerStatuses
-      .filter((c) => c.state === "running")
-      .map((c) => containerIDString(c.id));
-    if (still.length)
-      throw new Error(
-        `detected running containers after a successful KillPod, CRI violation: ${still.join(", ")}`,
-      );
-    // The exit codes are known now (after SyncTerminatedPod the containers may be gone).
-    this.statusManager.setPodStatus(pod, this.generateAPIPodStatus(pod, stopped, true));
-  }
-  // #endregion sync-terminating-pod
-
-  /** An orphan: killed with a 1 s grace period, nothing reported. */
-  async syncTerminatingRuntimePod(_signal: AbortSignal, runningPod: RuntimePod): Promise<void> {
-    await this.o.runtime.killPod(undefined, runningPod, 1);
-  }
-
-  // #region sync-terminated-pod
-  /** SyncTerminatedPod: the final status, the status manager told the pod is finished, leftovers removed. */
-  async syncTerminatedPod(_signal: AbortSignal, pod: Pod, podStatus: PodStatus): Promise<void> {
-    this.statusManager.setPodStatus(pod, this.generateAPIPodStatus(pod, podStatus, true));
-    this.statusManager.terminatePod(pod);
-    await this.o.runtime.removeTerminatedPod(pod.metadata.uid ?? "");
-    this.reasonCache.remove(pod.metadata.uid ?? "");
-  }
-  // #endregion sync-terminated-pod
-
   // #region housekeeping
   /** HandlePodCleanups: forget what is gone, stop what should not run. */
   async handlePodCleanups(): Promise<void> {
@@ -615,33 +493,6 @@ export class Kubelet implements PodSyncer {
   // #endregion housekeeping
 }
 
-/** ConvertPodStatusToRunningPod: the running containers and sandboxes of a status. */
-export function convertPodStatusToRunningPod(runtimeName: string, podStatus: PodStatus): RuntimePod {
-  return {
-    id: podStatus.id,
-    name: podStatus.name,
-    namespace: podStatus.namespace,
-    containers: podStatus.containerStatuses
-      .filter((c) => c.state === "running")
-      .map((c) => ({
-        id: c.id,
-        name: c.name,
-        image: c.image,
-        imageID: c.imageID,
-        hash: c.hash,
-        state: c.state,
-      })),
-    sandboxes: podStatus.sandboxStatuses.map((s) => ({
-      id: { type: runtimeName, id: s.id },
-      name: "",
-      image: "",
-      imageID: "",
-      hash: "",
-      state: s.state === "SANDBOX_READY" ? ("running" as const) : ("exited" as const),
-    })),
-  };
-}
-
 /** status.NeedToReconcilePodReadiness: the Ready condition on the server disagrees with the readiness gates. */
 export function needToReconcilePodReadiness(pod: Pod): boolean {
   if (!pod.spec.readinessGates?.length) return false;
@@ -654,22 +505,4 @@ export function needToReconcilePodReadiness(pod: Pod): boolean {
   );
   const cur = conditions.find((c) => c.type === "Ready");
   return !!cur && (cur.status !== want.status || cur.message !== want.message);
-}
-
-function raceSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  if (signal.aborted) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }
