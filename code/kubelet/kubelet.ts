@@ -52,7 +52,8 @@ import { PodWorkers } from "./pod-workers.ts";
 import type { ExecSync } from "./prober/probe/exec.ts";
 import { Prober } from "./prober/prober.ts";
 import { ProberManager } from "./prober/prober-manager.ts";
-import type { Update } from "./prober/results/results-manager.ts";
+import type { ResultsManager, Update } from "./prober/results/results-manager.ts";
+import type { ProbeFunc } from "./prober/worker.ts";
 import { GeneratePodReadyCondition } from "./status/generate.ts";
 import { type PodStatusClient, StatusManager } from "./status/status-manager.ts";
 import { ApiserverSource, FileSource, isMirrorPod, isStaticPod, type PodUpdate } from "./types/pod-update.ts";
@@ -82,6 +83,12 @@ export interface KubeletOptions extends GenerateAPIPodStatus {
   nodeIPs?: string[];
   /** The runtime's ExecSync for exec probes. */
   execSync?: (containerID: string) => ExecSync;
+  /** One probe run; default: a Prober over `execSync` recording events with `recorder`. */
+  probe?: ProbeFunc;
+  /** The probe results managers, when the runtime manager must share them (it reads liveness and startup). */
+  livenessManager?: ResultsManager;
+  readinessManager?: ResultsManager;
+  startupManager?: ResultsManager;
   /** --sync-frequency (default 1 min), --file-check-frequency (20 s), the PLEG's relist period (1 s). */
   syncFrequencyMs?: number;
   fileCheckFrequencyMs?: number;
@@ -190,9 +197,12 @@ export class Kubelet {
     });
     this.probeManager = new ProberManager({
       getPodStatus: (uid) => this.statusManager.getPodStatus(uid),
-      probe: (t, pod, status, c, id) => prober.probe(t, pod, status, c, id),
+      probe: o.probe ?? ((t, pod, status, c, id) => prober.probe(t, pod, status, c, id)),
       clock: this.clock,
       random: o.random,
+      livenessManager: o.livenessManager,
+      readinessManager: o.readinessManager,
+      startupManager: o.startupManager,
     });
     if (cs) {
       this.mirrorClient = new MirrorClient(cs, o.nodeName, async () => {

@@ -44,12 +44,19 @@ export interface ProberManagerOptions {
   probe: ProbeFunc;
   clock?: Clock;
   random?: () => number;
+  /**
+   * The three results managers, when made outside (upstream's NewMainKubelet makes them first and
+   * hands the liveness and startup ones to the runtime manager too, which kills on Failure).
+   */
+  livenessManager?: ResultsManager;
+  readinessManager?: ResultsManager;
+  startupManager?: ResultsManager;
 }
 
 export class ProberManager {
-  readonly livenessManager = new ResultsManager();
-  readonly readinessManager = new ResultsManager();
-  readonly startupManager = new ResultsManager();
+  readonly livenessManager: ResultsManager;
+  readonly readinessManager: ResultsManager;
+  readonly startupManager: ResultsManager;
   private workers = new Map<string, { worker: Worker; done: Promise<void> }>();
   private readonly clock: Clock;
   private readonly start: number;
@@ -57,6 +64,9 @@ export class ProberManager {
   constructor(private readonly o: ProberManagerOptions) {
     this.clock = o.clock ?? realClock;
     this.start = this.clock.now();
+    this.livenessManager = o.livenessManager ?? new ResultsManager();
+    this.readinessManager = o.readinessManager ?? new ResultsManager();
+    this.startupManager = o.startupManager ?? new ResultsManager();
   }
 
   private resultsFor(t: ProbeType): ResultsManager {
