@@ -113,6 +113,10 @@ describe("Kubelet against a real API server", () => {
     }, "p1 Running and Ready");
     expect(running.status?.podIP).toBe("10.0.0.1");
     expect(running.status?.containerStatuses?.[0]).toMatchObject({ name: "c", ready: true, started: true });
+    // Ready went False → True: the patch cleared the old reason and message, field by field.
+    const ready = running.status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready?.reason).toBeUndefined();
+    expect(ready?.message).toBeUndefined();
     // The scheduler-style condition is the kubelet's too; its transition time is set once.
     const patches = statusPatches("p1");
     expect(patches).toBeGreaterThanOrEqual(1);
@@ -123,6 +127,10 @@ describe("Kubelet against a real API server", () => {
       () => runtime.calls.filter((c) => c === "syncPod default/p1").length >= syncsBefore + 3,
       "three more syncs",
     );
+    expect(statusPatches("p1")).toBe(patches);
+    // The 10 s batch compares the server's copy of p1 with the kubelet's (needsReconcile): they
+    // agree (the batch may still write the static pod's mirror, started at the same time).
+    await kubelet.statusManager.syncBatch(true);
     expect(statusPatches("p1")).toBe(patches);
 
     // The container crashes and is restarted: the status changes, so a PATCH follows.

@@ -17,8 +17,8 @@
  * 1.32's API).
  *
  * What upstream does differently: upstream diffs two JSON documents with the generic
- * strategicpatch.CreateTwoWayMergePatch; this diff knows only the PodStatus fields and sends a
- * changed list item whole rather than only its changed fields.
+ * strategicpatch.CreateTwoWayMergePatch; this diff knows only the PodStatus fields (and compares
+ * the items of merged lists one level deep, which is all a condition or a pod IP has).
  *
  * @upstream kubernetes/kubernetes pkg/util/pod/pod.go (PatchPodStatus, preparePatchBytesForPodStatus)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go (CreateTwoWayMergePatch, $setElementOrder, $patch: delete)
@@ -68,7 +68,8 @@ export function podStatusPatch(oldStatus: PodStatus, newStatus: PodStatus): Reco
     const items: Record<string, unknown>[] = [];
     for (const item of newItems) {
       const before = oldItems.find((x) => x[key] === item[key]);
-      if (!before || !semanticEqual(before, item)) items.push(item);
+      if (!before) items.push(item);
+      else if (!semanticEqual(before, item)) items.push(itemPatch(key, before, item));
     }
     for (const before of oldItems) {
       if (!newItems.some((x) => x[key] === before[key])) items.push({ [key]: before[key], $patch: "delete" });
@@ -79,6 +80,23 @@ export function podStatusPatch(oldStatus: PodStatus, newStatus: PodStatus): Reco
   return patch;
 }
 // #endregion pod-status-patch
+
+/**
+ * A changed list item: its merge key, its changed fields, and null for each field it lost (a
+ * condition that became True drops its reason and message; the server merges items field by field).
+ */
+function itemPatch(
+  key: string,
+  before: Record<string, unknown>,
+  item: Record<string, unknown>,
+): Record<string, unknown> {
+  const patch: Record<string, unknown> = { [key]: item[key] };
+  for (const f of new Set([...Object.keys(before), ...Object.keys(item)])) {
+    if (f === key || semanticEqual(before[f], item[f])) continue;
+    patch[f] = item[f] === undefined ? null : item[f];
+  }
+  return patch;
+}
 
 /** The whole patch body, or undefined when it would carry nothing but the UID (unchanged). */
 export function preparePatchForPodStatus(

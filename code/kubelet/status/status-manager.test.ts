@@ -82,6 +82,21 @@ describe("podStatusPatch", () => {
       "other",
     ]);
     expect(podStatusPatch(kubelet, kubelet)).toEqual({});
+    // A condition that turned True loses its reason and message: nulls, merged field by field.
+    const notReady = {
+      phase: "Running" as const,
+      conditions: [cond("Ready", "False", { reason: "ContainersNotReady", message: "m" })],
+    };
+    const nowReady = { phase: "Running" as const, conditions: [cond("Ready", "True")] };
+    const p2 = podStatusPatch(notReady, nowReady);
+    expect(p2.conditions).toEqual([{ type: "Ready", status: "True", reason: null, message: null }]);
+    const after = applyStrategicMergePatch(
+      { metadata: {}, status: notReady },
+      { status: p2 },
+      "v1",
+      "Pod",
+    ) as Pod;
+    expect(after.status?.conditions).toEqual([cond("Ready", "True")]);
   });
 });
 

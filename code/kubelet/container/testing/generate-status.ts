@@ -60,6 +60,8 @@ export function testGenerateAPIPodStatus(
     generatePodScheduledCondition(),
   ];
   const status: APIPodStatus = { phase, conditions, containerStatuses };
+  // GetPodQOS: the class the API server computed at creation stays (its strategy keeps it anyway).
+  if (pod.status?.qosClass) status.qosClass = pod.status.qosClass;
   if (podStatus.ips.length) {
     status.podIP = podStatus.ips[0];
     status.podIPs = podStatus.ips.map((ip) => ({ ip }));
