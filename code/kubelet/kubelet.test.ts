@@ -51,9 +51,11 @@ describe("Kubelet against a real API server", () => {
   let dir: string;
   const log: string[] = [];
   const errors: unknown[] = [];
+  /** The kubelet's status patches of a pod, counted as they reach the proxy (before the server answers). */
   const statusPatches = (name: string) =>
-    log.filter((l) => l.includes('verb="PATCH"') && l.includes(`/namespaces/default/pods/${name}/status`))
-      .length;
+    proxy.log.filter(
+      (r) => r.method === "PATCH" && r.url.startsWith(`/api/v1/namespaces/default/pods/${name}/status`),
+    ).length;
 
   beforeAll(async () => {
     server = await startAPIServer({ insecurePort: 0, log: (l) => log.push(l) });
@@ -94,6 +96,9 @@ describe("Kubelet against a real API server", () => {
     const mine = await client.coreV1.pods("default").create(newPod("p1", "n1"));
     await eventually(() => kubelet.podManager.getPodByUID(mine.metadata.uid!), "p1 in the kubelet");
     // Every pod list and watch the kubelet sent, as the proxy saw it arrive (a watch is still open).
+    const podURLs = () =>
+      proxy.log.filter((r) => r.method === "GET" && r.url.startsWith("/api/v1/pods?")).map((r) => r.url);
+    await eventually(() => podURLs().some((url) => /watch=true/.test(url)), "the watch");
     const podRequests = proxy.log
       .filter((r) => r.method === "GET" && r.url.startsWith("/api/v1/pods?"))
       .map((r) => r.url);
@@ -158,10 +163,12 @@ describe("Kubelet against a real API server", () => {
     expect(runtime.killed.get(p1.metadata.uid!)).toBe(20);
     expect(runtime.runningContainers(p1.metadata.uid!)).toEqual([]);
     // The user's DELETE (grace 20), then the kubelet's (grace 0, UID precondition).
-    const deletes = log.filter(
-      (l) => l.includes('verb="DELETE"') && l.includes("/namespaces/default/pods/p1"),
-    );
-    expect(deletes.length).toBe(2);
+    const deletes = () =>
+      log.filter((l) => l.includes('verb="DELETE"') && l.includes("/namespaces/default/pods/p1")).length;
+    // (A request is logged when its answer is sent, a moment after the pod left the store.)
+    await eventually(() => deletes() >= 2, "two DELETE requests logged");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(deletes()).toBe(2);
     expect(kubelet.statusManager.counts.delete).toBeGreaterThanOrEqual(1);
     await eventually(() => !kubelet.podWorkers.podSyncStatuses.has(p1.metadata.uid!), "the worker forgotten");
   });

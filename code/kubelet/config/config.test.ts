@@ -116,12 +116,12 @@ describe("static pods", () => {
       const abort = new AbortController();
       const sets: number[] = [];
       const done = newSourceFile(dir, "n1", (u) => sets.push(u.pods.length), abort.signal, { clock });
-      for (let i = 0; i < 50 && sets.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 1000 && sets.length < 1; i++) await new Promise((r) => setTimeout(r, 10));
       expect(sets).toEqual([2]);
       expect(clock.nextDue()).toBe(20_000);
       await rm(join(dir, "a.yaml"));
       clock.step(20_000);
-      for (let i = 0; i < 50 && sets.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 1000 && sets.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
       expect(sets).toEqual([2, 1]);
       abort.abort();
       await done;
