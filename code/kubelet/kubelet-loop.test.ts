@@ -146,6 +146,33 @@ describe("syncLoopIteration", () => {
     expect(kubelet.podWorkers.podSyncStatuses.has("a")).toBe(false);
   });
 
+  it("a pod whose containers finished (restartPolicy Never) goes terminating → terminated on its own", async () => {
+    const { kubelet, relist, runtime } = setup();
+    const p = pod("job", { restartPolicy: "Never" });
+    await kubelet.syncLoopIteration({ kind: "config", update: { op: "ADD", pods: [p], source: "api" } });
+    await relist();
+    runtime.exitContainer("job", "c", 0);
+    await kubelet.syncLoopIteration({
+      kind: "pleg",
+      event: { id: "job", type: "ContainerDied", data: "fake://1" },
+    });
+    await relist();
+    await relist();
+    await relist();
+    expect(runtime.calls.filter((c) => c.endsWith("default/job"))).toEqual([
+      "syncPod default/job",
+      "killPod default/job",
+      "removeTerminatedPod default/job",
+    ]);
+    const status = kubelet.statusManager.getPodStatus("job");
+    expect(status?.phase).toBe("Succeeded");
+    expect(status?.containerStatuses?.[0].state?.terminated).toMatchObject({
+      exitCode: 0,
+      reason: "Completed",
+    });
+    expect(kubelet.podWorkers.podSyncStatuses.get("job")?.finished).toBe(true);
+  });
+
   it("run() and stop() leave no timer behind", async () => {
     const { kubelet, clock } = setup();
     kubelet.run();
