@@ -72,6 +72,8 @@ export interface EventRecorderOptions {
   sleepDurationMs?: number;
   /** Where events go; the clientset's events when absent. */
   sink?: EventSink;
+  /** The node the component runs on (source.host): the kubelet's events name their node. */
+  host?: string;
 }
 
 /** A recorder, and a promise for the writes it has queued so far (tests, shutdown). */
@@ -116,7 +118,7 @@ export function newEventRecorder(
       reason,
       message,
       type,
-      source: { component },
+      source: opts.host ? { component, host: opts.host } : { component },
       firstTimestamp: rfc3339(now),
       lastTimestamp: rfc3339(now),
       count: 1,

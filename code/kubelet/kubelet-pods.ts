@@ -25,7 +25,7 @@
  * - ready/started are left to the prober manager (`updatePodStatus`), which runs before the
  *   conditions are computed, as upstream calls probeManager.UpdatePodStatus there.
  *
- * Reduced: no qosClass (the API server sets it on create), no resize status, no eviction by pod
+ * Reduced: qosClass is kept from the status the API server set on create (never computed), no resize status, no eviction by pod
  * sync handlers; host IPs are given, not looked up.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (generateAPIPodStatus, convertStatusToAPIStatus, convertToAPIContainerStatuses)
@@ -138,6 +138,10 @@ export function generateAPIPodStatus(
   }
   // Upstream's status manager keeps the first start time; we carry it too so it never moves.
   if (oldPodStatus.startTime) s.startTime = oldPodStatus.startTime;
+  // GetPodQOS answers from the status when it is set (the API server set it on create): kept,
+  // or every status patch would try to clear it.
+  const qosClass = oldPodStatus.qosClass ?? apiStatus.qosClass;
+  if (qosClass) s.qosClass = qosClass;
   return s;
 }
 

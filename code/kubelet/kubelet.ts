@@ -50,6 +50,7 @@ import { MirrorClient } from "./pod/mirror-client.ts";
 import { PodManager, podFullName } from "./pod/pod-manager.ts";
 import { PodWorkers } from "./pod-workers.ts";
 import type { ExecSync } from "./prober/probe/exec.ts";
+import type { Dial } from "./prober/probe/probe.ts";
 import { Prober } from "./prober/prober.ts";
 import { ProberManager } from "./prober/prober-manager.ts";
 import type { ResultsManager, Update } from "./prober/results/results-manager.ts";
@@ -83,6 +84,8 @@ export interface KubeletOptions extends GenerateAPIPodStatus {
   nodeIPs?: string[];
   /** The runtime's ExecSync for exec probes. */
   execSync?: (containerID: string) => ExecSync;
+  /** Where httpGet and tcpSocket probes really connect for a pod's address (the pod network). */
+  dial?: Dial;
   /** One probe run; default: a Prober over `execSync` recording events with `recorder`. */
   probe?: ProbeFunc;
   /** The probe results managers, when the runtime manager must share them (it reads liveness and startup). */
@@ -194,6 +197,7 @@ export class Kubelet {
           throw new Error("exec probes need the runtime's ExecSync");
         }),
       recordEvent: (pod, _c, type, reason, message) => o.recorder?.(pod, type, reason, message),
+      dial: o.dial,
     });
     this.probeManager = new ProberManager({
       getPodStatus: (uid) => this.statusManager.getPodStatus(uid),

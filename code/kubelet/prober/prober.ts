@@ -27,7 +27,7 @@
 import type { Container, Pod, PodStatus, Probe } from "../../api/core.ts";
 import { doExecProbe, type ExecSync } from "./probe/exec.ts";
 import { doHTTPProbe, newRequestForHTTPGetAction } from "./probe/http.ts";
-import { type ProbeOutcome, resolveContainerPort } from "./probe/probe.ts";
+import { type Dial, type ProbeOutcome, resolveContainerPort } from "./probe/probe.ts";
 import { doTCPProbe } from "./probe/tcp.ts";
 import type { Result } from "./results/results-manager.ts";
 import type { ProbeType } from "./worker.ts";
@@ -36,6 +36,8 @@ import type { ProbeType } from "./worker.ts";
 export const maxProbeRetries = 3;
 
 export interface ProberOptions {
+  /** Where pod addresses really are on this machine (the process runtime's pod network). */
+  dial?: Dial;
   /** The runtime's ExecSync for a container (chapter 7's runtime provides it). */
   execSync: (containerID: string) => ExecSync;
   /** Records an event on the container (the kubelet's recorder, with the container's reference). */
@@ -119,10 +121,13 @@ export class Prober {
       if (spec.exec)
         return await doExecProbe(this.o.execSync(containerID), spec.exec.command ?? [], timeoutMs);
       if (spec.httpGet)
-        return await doHTTPProbe(newRequestForHTTPGetAction(spec.httpGet, container, podIP), timeoutMs);
+        return await doHTTPProbe(
+          { ...newRequestForHTTPGetAction(spec.httpGet, container, podIP), dial: this.o.dial },
+          timeoutMs,
+        );
       if (spec.tcpSocket) {
         const port = resolveContainerPort(spec.tcpSocket.port, container);
-        return await doTCPProbe(spec.tcpSocket.host || podIP, port, timeoutMs);
+        return await doTCPProbe(spec.tcpSocket.host || podIP, port, timeoutMs, this.o.dial);
       }
     } catch (err) {
       // A port that does not resolve: the probe cannot be judged.

@@ -58,6 +58,11 @@ export class ReasonCache {
     this.cache.delete(ReasonCache.key(uid, name));
   }
 
+  /** Forgets every container of a pod that is gone (the kubelet's cleanup of a removed pod). */
+  removePod(uid: string): void {
+    for (const key of [...this.cache.keys()]) if (key.startsWith(`${uid}_`)) this.cache.delete(key);
+  }
+
   get(uid: string, name: string): ReasonItem | undefined {
     const key = ReasonCache.key(uid, name);
     const item = this.cache.get(key);

@@ -175,3 +175,44 @@ describe("doHTTPProbe against a local server", () => {
     });
   });
 });
+
+describe("through the pod network (a dial)", () => {
+  const podIP = "10.244.1.7";
+  const action = (path: string): HTTPGetAction => ({ path, port: 8080 });
+  const container = { name: "web" } as Container;
+
+  it("connects where the pod really listens, and names the pod's address as Host and in messages", async () => {
+    seen = [];
+    const dial = (host: string, p: number) =>
+      host === podIP && p === 8080 ? { host: "127.0.0.1", port } : undefined;
+    const ok = await doHTTPProbe(
+      { ...newRequestForHTTPGetAction(action("/ok"), container, podIP), dial },
+      1000,
+    );
+    expect(ok.result).toBe("success");
+    expect(seen[0].headers.host).toBe(`${podIP}:8080`);
+    // A same-host redirect stays on the pod network.
+    const moved = await doHTTPProbe(
+      { ...newRequestForHTTPGetAction(action("/same-host"), container, podIP), dial },
+      1000,
+    );
+    expect(moved.result).toBe("success");
+    expect(seen.map((s) => s.path)).toEqual(["/ok", "/same-host", "/ok"]);
+    const fail = await doHTTPProbe(
+      { ...newRequestForHTTPGetAction(action("/fail"), container, podIP), dial },
+      1000,
+    );
+    expect(fail.output).toBe("HTTP probe failed with statuscode: 500");
+  });
+
+  it("an address nothing listens on is refused, in a real pod IP's words", async () => {
+    const out = await doHTTPProbe(
+      { ...newRequestForHTTPGetAction(action("/ok"), container, podIP), dial: () => undefined },
+      1000,
+    );
+    expect(out).toEqual({
+      result: "failure",
+      output: `Get "http://${podIP}:8080/ok": dial tcp ${podIP}:8080: connect: connection refused`,
+    });
+  });
+});

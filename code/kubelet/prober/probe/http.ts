@@ -28,7 +28,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Container, HTTPGetAction } from "../../../api/core.ts";
-import { joinHostPort, type ProbeOutcome, resolveContainerPort } from "./probe.ts";
+import { type Dial, joinHostPort, type ProbeOutcome, resolveContainerPort } from "./probe.ts";
 import { dialErrorText } from "./tcp.ts";
 
 /** 10 KiB: how much of a response body the probe reads before it stops. */
@@ -40,6 +40,8 @@ export interface ProbeRequest {
   url: URL;
   /** Header name → values, as Go's http.Header (names as given). */
   headers: Map<string, string[]>;
+  /** Where to connect for the URL's host and port (the pod network); the URL itself when absent. */
+  dial?: Dial;
 }
 
 // #region probe-request
@@ -81,7 +83,7 @@ export async function doHTTPProbe(req: ProbeRequest, timeoutMs: number): Promise
   for (let via = 0; ; via++) {
     let res: { status: number; location?: string; body: string };
     try {
-      res = await get(url, req.headers, deadline - Date.now());
+      res = await get(url, req.headers, deadline - Date.now(), req.dial);
     } catch (err) {
       const text = `Get ${JSON.stringify(url.href)}: ${(err as Error).message}`;
       // Headers came but the body did not: upstream returns this as an error, so the prober
@@ -114,18 +116,24 @@ function isRedirect(status: number): boolean {
 }
 
 /** One GET: the status, the Location and at most maxRespBodyLength bytes of body. */
-function get(url: URL, headers: Map<string, string[]>, timeoutMs: number) {
+function get(url: URL, headers: Map<string, string[]>, timeoutMs: number, dial?: Dial) {
   return new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
     const outgoing: Record<string, string | string[]> = {};
     // Go sends one Host (req.Host, from the header if set, else the URL's); the rest as given.
     for (const [k, v] of headers) outgoing[k] = k === "Host" ? v[0] : v;
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    const addr = joinHostPort(
-      url.hostname.replace(/^\[|\]$/g, ""),
-      Number(url.port) || (url.protocol === "https:" ? 443 : 80),
-    );
+    const hostname = url.hostname.replace(/^\[|\]$/g, "");
+    const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+    const addr = joinHostPort(hostname, port);
+    // The pod network: connect where the pod really listens, but send the pod's address as Host.
+    const target = dial ? dial(hostname, port) : { host: hostname, port };
+    if (!target) return reject(new Error(`dial tcp ${addr}: connect: connection refused`));
+    if (dial && !outgoing.Host) outgoing.Host = url.host;
     let gotHeaders = false;
     const r = send(url, {
+      // hostname, not host: a URL's hostname would win over an options' host.
+      hostname: target.host,
+      port: target.port,
       method: "GET",
       headers: outgoing,
       agent: false, // DisableKeepAlives: every probe is a fresh connection

@@ -51,3 +51,10 @@ export function resolveContainerPort(param: IntOrString, container: Container): 
 export function joinHostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
+
+/**
+ * Where a probe really connects for `host:port` — the pod network's map on this machine (see
+ * code/kubelet/runtime/network/pod-network.ts); undefined when nothing listens there. Messages
+ * still name `host:port`, as a probe of a real pod IP would.
+ */
+export type Dial = (host: string, port: number) => { host: string; port: number } | undefined;

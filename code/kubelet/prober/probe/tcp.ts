@@ -19,13 +19,21 @@
  */
 
 import { connect } from "node:net";
-import { joinHostPort, type ProbeOutcome } from "./probe.ts";
+import { type Dial, joinHostPort, type ProbeOutcome } from "./probe.ts";
 
 /** The tcpSocket probe of `host:port`, given `timeoutMs` to connect. */
-export function doTCPProbe(host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {
+export function doTCPProbe(
+  host: string,
+  port: number,
+  timeoutMs: number,
+  dial?: Dial,
+): Promise<ProbeOutcome> {
   const addr = joinHostPort(host, port);
+  const target = dial ? dial(host, port) : { host, port };
+  if (!target)
+    return Promise.resolve({ result: "failure", output: `dial tcp ${addr}: connect: connection refused` });
   return new Promise((resolve) => {
-    const socket = connect({ host, port });
+    const socket = connect(target);
     const done = (outcome: ProbeOutcome) => {
       clearTimeout(timer);
       // ProbeDialer sets SO_LINGER 1 so a probe leaves no TIME_WAIT behind; destroy() is the
