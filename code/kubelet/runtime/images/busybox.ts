@@ -138,7 +138,7 @@ export const applets: Record<string, Applet> = {
 interface Command {
   words: string[];
   redirect?: { file: string; append: boolean };
-  then: ";" | "&&" | "||";
+  join: ";" | "&&" | "||";
 }
 
 /** Splits a script into commands (the tiny subset described in the header). */
@@ -156,9 +156,9 @@ export function parseScript(script: string, env: NodeJS.ProcessEnv = process.env
     } else words.push(word);
     word = undefined;
   };
-  const endCommand = (then: Command["then"]) => {
+  const endCommand = (join: Command["join"]) => {
     endWord();
-    if (words.length) commands.push({ words, redirect, then });
+    if (words.length) commands.push({ words, redirect, join });
     words = [];
     redirect = undefined;
   };
@@ -189,8 +189,9 @@ export function parseScript(script: string, env: NodeJS.ProcessEnv = process.env
       }
       i++;
     } else if (c === "$") {
+      // Unquoted, an empty variable is no word at all ("$EMPTY" is an empty word).
       const [v, next] = expand(script, i);
-      word = (word ?? "") + v;
+      if (v !== "") word = (word ?? "") + v;
       i = next;
     } else if (c === ";" || c === "\n") {
       endCommand(";");
@@ -234,7 +235,7 @@ async function runScript(script: string): Promise<number> {
         status = 127;
       } else status = await applet(args, io);
     }
-    skip = (cmd.then === "&&" && status !== 0) || (cmd.then === "||" && status === 0);
+    skip = (cmd.join === "&&" && status !== 0) || (cmd.join === "||" && status === 0);
   }
   return status;
 }
