@@ -81,7 +81,6 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null): number 
   return signal ? 128 + constants.signals[signal] : (code ?? 0);
 }
 
-// #region exec-sync
 export async function execSyncInContainer(
   t: ExecTarget,
   cmd: string[],
@@ -116,7 +115,6 @@ export async function execSyncInContainer(
   if (exitCode !== 0) throw new CodeExitError(cmd, exitCode, stdout, stderr);
   return { stdout, stderr };
 }
-// #endregion exec-sync
 
 export async function execInContainer(t: ExecTarget, req: ExecRequest): Promise<ExecProcess> {
   const child = await spawnIn(

@@ -118,7 +118,6 @@ export class ProcessImageService implements ImageManagerService {
     return img;
   }
 
-  // #region pull
   async PullImage(image: ImageSpec, _sandboxConfig?: PodSandboxConfig): Promise<string> {
     const name = normalizeImageName(image.image);
     const entry = lookupImage(name);
@@ -154,7 +153,6 @@ export class ProcessImageService implements ImageManagerService {
     writeFileAtomic(join(this.store, "tags", encodeURIComponent(name)), `sha256:${hex}`);
     return `sha256:${hex}`;
   }
-  // #endregion pull
 
   async RemoveImage(image: ImageSpec): Promise<void> {
     const name = normalizeImageName(image.image);

@@ -129,7 +129,6 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     for (const c of this.containers.values()) c.child?.removeAllListeners("exit");
   }
 
-  // #region sandboxes
   async RunPodSandbox(config: PodSandboxConfig, runtimeHandler = ""): Promise<string> {
     const id = newId();
     const ip = config.hostNetwork ? this.nodeIP : this.network.allocate(id);
@@ -187,7 +186,6 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     }
     return out;
   }
-  // #endregion sandboxes
 
   async CreateContainer(podSandboxId: string, config: ContainerConfig, sandboxConfig: PodSandboxConfig) {
     const sb = this.sandboxes.get(podSandboxId);
@@ -365,7 +363,13 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     return c.rec.status.state === "CONTAINER_RUNNING" ? c.rec.pid : undefined;
   }
 
-  // #region exit
+  /** The pids of the running containers (benchmarks kill their process groups on exit). */
+  runningPids(): number[] {
+    return [...this.containers.values()]
+      .filter((c) => c.rec.status.state === "CONTAINER_RUNNING" && c.rec.pid !== undefined)
+      .map((c) => c.rec.pid as number);
+  }
+
   /** The one place a container becomes EXITED: by itself, by a signal, or found dead at recovery. */
   private finalize(
     c: LiveContainer,
@@ -401,7 +405,6 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     this.network.removeContainerPorts(s.id);
     for (const resolve of c.waiters.splice(0)) resolve();
   }
-  // #endregion exit
 
   /** Resolves true once the container has exited, false after `ms`. */
   private async waitExit(c: LiveContainer, ms: number): Promise<boolean> {

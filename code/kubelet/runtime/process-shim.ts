@@ -143,7 +143,6 @@ function requestedPort(args: unknown[]): number | undefined {
   return typeof n === "number" && n > 0 ? n : undefined;
 }
 
-// #region listen-mapping
 /** listen(containerPort) → listen on a free loopback port, recorded as podIP:containerPort. */
 function mapListens(containerId: string, podIP: string, networkDir: string): void {
   const listen = Server.prototype.listen;
@@ -167,6 +166,5 @@ function mapListens(containerId: string, podIP: string, networkDir: string): voi
     return listen.call(this, { port: 0, host: "127.0.0.1" }, cb);
   } as typeof Server.prototype.listen;
 }
-// #endregion listen-mapping
 
 setUp();

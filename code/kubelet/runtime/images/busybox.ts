@@ -133,7 +133,6 @@ export const applets: Record<string, Applet> = {
   sh: (args) => shell(args),
 };
 
-// #region sh
 /** One parsed command: its words, an optional redirection, and how it joins the next one. */
 interface Command {
   words: string[];
@@ -253,7 +252,6 @@ async function shell(args: string[]): Promise<number> {
   }
   return status;
 }
-// #endregion sh
 
 /** `busybox <applet> args…` — the runtime starts the bundle with the applet's name first. */
 async function main(): Promise<void> {

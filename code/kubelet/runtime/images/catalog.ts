@@ -47,7 +47,6 @@ function image(
   return { repository, tags, program, entrypoint, cmd, env: { PATH } } satisfies CatalogImage;
 }
 
-// #region catalog
 export const catalog: CatalogImage[] = [
   image("course/web", ["1.0", "latest"], "web", ["web"]),
   image("course/crasher", ["1.0", "latest"], "crasher", ["crasher"]),
@@ -59,7 +58,6 @@ export const catalog: CatalogImage[] = [
   image("busybox", ["1.36", "latest"], undefined, [], ["sh"]),
   image("registry.k8s.io/busybox", ["1.36", "latest"], undefined, [], ["sh"]),
 ];
-// #endregion catalog
 
 /** The catalog entry for `name:tag`, or undefined (a registry's 404). */
 export function lookupImage(normalizedName: string): CatalogImage | undefined {
