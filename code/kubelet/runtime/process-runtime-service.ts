@@ -38,7 +38,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { constants } from "node:os";
 import { dirname, isAbsolute, join, posix } from "node:path";
 import { pathToFileURL } from "node:url";
 import {
@@ -61,13 +60,14 @@ import { CRIError, containerNotFound, sandboxNotFound } from "./cri-errors.ts";
 import { resolveExecutable } from "./images/catalog.ts";
 import { PodNetwork } from "./network/pod-network.ts";
 import { type ExecTarget, execInContainer, execSyncInContainer, notFoundInPath } from "./process-exec.ts";
+import { type ExitRecord, errorStartExitCode, errorStartReason, exitStatus } from "./process-exit.ts";
 import {
   bundleProgram,
   type PresentImage,
   type ProcessImageService,
   tsxImportArgs,
 } from "./process-image-service.ts";
-import { type ExitRecord, type ShimConfig, shimConfigEnv } from "./process-shim.ts";
+import { type ShimConfig, shimConfigEnv } from "./process-shim.ts";
 import {
   type ContainerRecord,
   isSameProcess,
@@ -76,11 +76,6 @@ import {
   type SandboxRecord,
   writeRecord,
 } from "./process-state.ts";
-
-export const errorStartExitCode = 128;
-export const errorStartReason = "StartError";
-export const unknownExitCode = 255;
-export const unknownExitReason = "Unknown";
 
 export interface ProcessRuntimeOptions {
   /** Everything of this runtime lives here (records, container roots, the pod network). */
@@ -383,23 +378,10 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     } catch {
       // Killed by a signal (or never started the shim): the shim could not write it.
     }
-    let exitCode: number;
-    let reason: string | undefined;
-    let message = "";
-    if (recorded) ({ exitCode, reason } = recorded);
-    else if (observed?.signal) exitCode = 128 + constants.signals[observed.signal];
-    else if (observed && observed.code !== null) exitCode = observed.code;
-    else if (c.rec.stopSignal) exitCode = 128 + constants.signals[c.rec.stopSignal];
-    else {
-      exitCode = unknownExitCode;
-      reason = unknownExitReason;
-      message = "the container's process ended while no runtime watched it, and left no exit status";
-    }
+    const { exitCode, reason, message } = exitStatus(recorded, observed, c.rec.stopSignal);
     s.state = "CONTAINER_EXITED";
     s.finishedAt = recorded?.finishedAt ?? nowNs();
-    s.exitCode = exitCode;
-    s.reason = reason ?? (exitCode === 0 ? "Completed" : "Error");
-    s.message = message;
+    Object.assign(s, { exitCode, reason, message });
     c.child = undefined;
     writeRecord(this.containerDir, s.id, c.rec);
     this.network.removeContainerPorts(s.id);

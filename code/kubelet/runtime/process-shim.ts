@@ -45,6 +45,7 @@ import { inspect } from "node:util";
 import { CRILogWriter, type LogStream } from "./cri-log-writer.ts";
 import { containerRootKey } from "./images/container-root.ts";
 import { type PortMapEntry, portMapFile, writeFileAtomic } from "./network/pod-network.ts";
+import { type ExitRecord, oomExitReason } from "./process-exit.ts";
 
 /** What the runtime tells the shim (written to <container dir>/shim.json before the spawn). */
 export interface ShimConfig {
@@ -61,13 +62,6 @@ export interface ShimConfig {
   podIP?: string;
   /** The pod network's dir, holding the port map. */
   networkDir?: string;
-}
-
-/** What the shim records at exit (exit.json). */
-export interface ExitRecord {
-  exitCode: number;
-  reason?: string;
-  finishedAt: number;
 }
 
 export const shimConfigEnv = "COURSE_SHIM_CONFIG";
@@ -124,7 +118,7 @@ function recordExit(exitFile: string): void {
 function watchMemory(limit: number, exitFile: string): void {
   setInterval(() => {
     if (process.memoryUsage.rss() <= limit) return;
-    const record: ExitRecord = { exitCode: 137, reason: "OOMKilled", finishedAt: nowNs() };
+    const record: ExitRecord = { exitCode: 137, reason: oomExitReason, finishedAt: nowNs() };
     writeFileSync(exitFile, JSON.stringify(record));
     process.kill(process.pid, "SIGKILL");
   }, 50).unref();
