@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -52,7 +53,10 @@ beforeAll(async () => {
     await images.PullImage({ image });
 }, 60_000);
 
+const kubelets: ChildProcess[] = [];
+
 afterEach(() => {
+  for (const k of kubelets.splice(0)) if (k.exitCode === null && k.signalCode === null) k.kill("SIGKILL");
   killEverything();
   for (const rt of runtimes.splice(0)) rt.close();
 });
@@ -449,6 +453,44 @@ describe("ProcessRuntimeService", () => {
     const ips = new Set([web.ip, sleeper.ip, job.ip, killed.ip]);
     const fresh = await second.RunPodSandbox(sandboxConfig(root, "fresh"));
     expect(ips.has((await second.PodSandboxStatus(fresh)).network.ip)).toBe(false);
+  }, 40_000);
+
+  it("keeps a container running through a kill -9 of the process that started it", async () => {
+    const root = mkdtempSync(join(tmpdir(), "process-runtime-"));
+    roots.push(root);
+    // A stand-in kubelet: another Node process that starts a container and then just waits.
+    const script = `
+      import { ProcessRuntimeService } from ${JSON.stringify(new URL("./process-runtime-service.ts", import.meta.url).pathname)};
+      import { ProcessImageService } from ${JSON.stringify(new URL("./process-image-service.ts", import.meta.url).pathname)};
+      const rt = new ProcessRuntimeService({ rootDir: process.argv[1], images: new ProcessImageService(${JSON.stringify(imageRoot)}) });
+      const sb = { metadata: { name: "s", uid: "u", namespace: "default", attempt: 0 } };
+      const sid = await rt.RunPodSandbox(sb);
+      const id = await rt.CreateContainer(sid, { metadata: { name: "c", attempt: 0 }, image: { image: "course/sleeper" } }, sb);
+      await rt.StartContainer(id);
+      console.log(JSON.stringify({ id, pid: rt.pidOf(id) }));
+      setInterval(() => {}, 1000);
+    `;
+    const kubelet = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, root], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    kubelets.push(kubelet);
+    let out = "";
+    kubelet.stdout?.setEncoding("utf8").on("data", (c: string) => {
+      out += c;
+    });
+    const started = await waitFor(
+      "the container to start",
+      async () => out.includes("\n") && JSON.parse(out),
+      30_000,
+    );
+    kubelet.kill("SIGKILL");
+    await new Promise((r) => kubelet.once("exit", r));
+
+    expect(pidAlive(started.pid)).toBe(true);
+    const { rt } = newRuntime(root);
+    expect((await rt.ContainerStatus(started.id)).state).toBe("CONTAINER_RUNNING");
+    await rt.StopContainer(started.id, 10);
+    expect(await rt.ContainerStatus(started.id)).toMatchObject({ state: "CONTAINER_EXITED", exitCode: 143 });
   }, 40_000);
 
   it("does not adopt a recorded pid that now belongs to another process", async () => {
