@@ -39,20 +39,23 @@ const subjects: Record<string, () => Promise<Subject>> = {
       image: "course/sleeper:1.0",
     };
   },
-  ProcessRuntimeService: async () => {
-    const root = mkdtempSync(join(tmpdir(), "cri-contract-"));
-    const images = new ProcessImageService(root);
-    await images.PullImage({ image: "course/sleeper:1.0" });
-    const runtime = new ProcessRuntimeService({ rootDir: join(root, "runtime"), images });
-    cleanups.push(async () => {
-      // Whatever a failed test left running goes with its sandbox.
-      for (const sb of await runtime.ListPodSandbox()) await runtime.RemovePodSandbox(sb.id);
-      runtime.close();
-      rmSync(root, { recursive: true, force: true });
-    });
-    return { runtime, image: "course/sleeper:1.0" };
-  },
+  ProcessRuntimeService: () => processRuntime(0),
+  "ProcessRuntimeService with a warm pool": () => processRuntime(2),
 };
+
+async function processRuntime(warmPool: number): Promise<Subject> {
+  const root = mkdtempSync(join(tmpdir(), "cri-contract-"));
+  const images = new ProcessImageService(root);
+  await images.PullImage({ image: "course/sleeper:1.0" });
+  const runtime = new ProcessRuntimeService({ rootDir: join(root, "runtime"), images, warmPool });
+  cleanups.push(async () => {
+    // Whatever a failed test left running goes with its sandbox.
+    for (const sb of await runtime.ListPodSandbox()) await runtime.RemovePodSandbox(sb.id);
+    runtime.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return { runtime, image: "course/sleeper:1.0" };
+}
 
 function sandboxConfig(name: string): PodSandboxConfig {
   return { metadata: { name, uid: `uid-${name}`, namespace: "default", attempt: 0 }, labels: { pod: name } };

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,8 +61,15 @@ afterEach(() => {
   for (const rt of runtimes.splice(0)) rt.close();
 });
 
+/** Processes whose command line names one of this file's root dirs (containers, warm processes). */
+function processesUnderRoots(): string[] {
+  const ps = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
+  return ps.split("\n").filter((l) => roots.some((r) => l.includes(r)));
+}
+
 afterAll(async () => {
   killEverything();
+  await waitFor("no process under the test roots", async () => processesUnderRoots().length === 0, 10_000);
   // No process started here is left: each recorded pid is gone (or is another process by now).
   await waitFor(
     "every container process to be gone",
@@ -73,9 +80,13 @@ afterAll(async () => {
   rmSync(imageRoot, { recursive: true, force: true });
 });
 
-function newRuntime(root = mkdtempSync(join(tmpdir(), "process-runtime-")), podCIDR = "10.244.1.0/24") {
+function newRuntime(
+  root = mkdtempSync(join(tmpdir(), "process-runtime-")),
+  podCIDR = "10.244.1.0/24",
+  warmPool = 0,
+) {
   if (!roots.includes(root)) roots.push(root);
-  const rt = new ProcessRuntimeService({ rootDir: root, images, podCIDR, nodeIP: "127.0.0.1" });
+  const rt = new ProcessRuntimeService({ rootDir: root, images, podCIDR, nodeIP: "127.0.0.1", warmPool });
   runtimes.push(rt);
   return { rt, root };
 }
@@ -462,7 +473,7 @@ describe("ProcessRuntimeService", () => {
     const script = `
       import { ProcessRuntimeService } from ${JSON.stringify(new URL("./process-runtime-service.ts", import.meta.url).pathname)};
       import { ProcessImageService } from ${JSON.stringify(new URL("./process-image-service.ts", import.meta.url).pathname)};
-      const rt = new ProcessRuntimeService({ rootDir: process.argv[1], images: new ProcessImageService(${JSON.stringify(imageRoot)}) });
+      const rt = new ProcessRuntimeService({ rootDir: process.argv[1], images: new ProcessImageService(${JSON.stringify(imageRoot)}), warmPool: 2 });
       const sb = { metadata: { name: "s", uid: "u", namespace: "default", attempt: 0 } };
       const sid = await rt.RunPodSandbox(sb);
       const id = await rt.CreateContainer(sid, { metadata: { name: "c", attempt: 0 }, image: { image: "course/sleeper" } }, sb);
@@ -487,10 +498,56 @@ describe("ProcessRuntimeService", () => {
     await new Promise((r) => kubelet.once("exit", r));
 
     expect(pidAlive(started.pid)).toBe(true);
+    // Its warm processes (not containers) notice their runtime is gone and exit.
+    await waitFor("the dead kubelet's warm processes to exit", async () =>
+      processesUnderRoots().every((l) => !l.includes(" -e")),
+    );
     const { rt } = newRuntime(root);
     expect((await rt.ContainerStatus(started.id)).state).toBe("CONTAINER_RUNNING");
     await rt.StopContainer(started.id, 10);
     expect(await rt.ContainerStatus(started.id)).toMatchObject({ state: "CONTAINER_EXITED", exitCode: 143 });
+  }, 40_000);
+
+  it("starts containers from a warm pool just as cold ones: program, args, env, logs, ports, exit", async () => {
+    const { rt, root } = newRuntime(undefined, "10.244.4.0/24", 2);
+    // Each start below takes a ready warm process (counted by the runtime).
+    const warmStart = async (name: string, config: ContainerConfig) => {
+      await waitFor("a warm process", async () => rt.warmProcesses() > 0);
+      const before = rt.warmStarts;
+      const pod = await runPod(rt, root, name, config);
+      expect(rt.warmStarts).toBe(before + 1);
+      return pod;
+    };
+    const web = await warmStart(
+      "warm-web",
+      containerConfig("course/web", { args: ["--port=9090"], workingDir: "/srv" }),
+    );
+    const target = await waitFor("web to listen", async () => rt.network.resolve(web.ip, 9090));
+    expect(await (await fetch(`http://${target.host}:${target.port}/`)).text()).toContain(
+      "hello from warm-web",
+    );
+    await rt.ExecSync(web.containerId, ["touch", "/tmp/unhealthy"], 5000);
+    expect((await fetch(`http://${target.host}:${target.port}/healthz`)).status).toBe(500);
+    const echo = await warmStart(
+      "warm-echo",
+      containerConfig("course/echo", { args: ["hi", "--env=X"], envs: [{ key: "X", value: "1" }] }),
+    );
+    const crash = await warmStart(
+      "warm-crash",
+      containerConfig("course/crasher", { args: ["--after", "0", "--exit-code", "5"] }),
+    );
+    expect(await exited(rt, echo.containerId)).toMatchObject({ exitCode: 0, reason: "Completed" });
+    expect(await exited(rt, crash.containerId)).toMatchObject({ exitCode: 5, reason: "Error" });
+    expect(readFileSync((await rt.ContainerStatus(echo.containerId)).logPath, "utf8")).toMatch(
+      /stdout F hi\n.*stdout F X=1\n/,
+    );
+    const { stdout: env } = await rt.ExecSync(web.containerId, ["env"], 5000);
+    expect(env).not.toContain("COURSE_SHIM");
+    await rt.StopContainer(web.containerId, 10);
+    expect(await rt.ContainerStatus(web.containerId)).toMatchObject({ exitCode: 0, reason: "Completed" });
+    expect(readFileSync((await rt.ContainerStatus(web.containerId)).logPath, "utf8")).toContain(
+      "web: listening on :9090",
+    );
   }, 40_000);
 
   it("does not adopt a recorded pid that now belongs to another process", async () => {

@@ -17,6 +17,9 @@
  *   vanished while it was down (unknownExitCode/unknownExitReason).
  * - what must happen while no kubelet runs (logs, the exit code, the memory limit, the port map)
  *   is done by the shim inside the container process (process-shim.ts).
+ * - Node's own start dominates a container's start (≈ 60–80 ms of CPU): with `warmPool: N` the
+ *   runtime keeps N Node processes booted and turns one into the container (process-warm-pool.ts);
+ *   without it (the default) each container is a fresh `node` process.
  *
  * Invariants:
  * - a container moves CREATED → RUNNING → EXITED only; it exits once: `finalize` is the one place
@@ -67,7 +70,7 @@ import {
   type ProcessImageService,
   tsxImportArgs,
 } from "./process-image-service.ts";
-import { type ShimConfig, shimConfigEnv } from "./process-shim.ts";
+import { type ShimConfig, type StartMessage, shimConfigEnv } from "./process-shim.ts";
 import {
   type ContainerRecord,
   isSameProcess,
@@ -76,6 +79,7 @@ import {
   type SandboxRecord,
   writeRecord,
 } from "./process-state.ts";
+import { WarmPool } from "./process-warm-pool.ts";
 
 export interface ProcessRuntimeOptions {
   /** Everything of this runtime lives here (records, container roots, the pod network). */
@@ -87,6 +91,8 @@ export interface ProcessRuntimeOptions {
   nodeIP?: string;
   /** How often adopted containers (not our children) are checked for an exit. */
   pollIntervalMs?: number;
+  /** How many Node processes to keep booted for the next starts (process-warm-pool.ts); 0: none. */
+  warmPool?: number;
 }
 
 interface LiveContainer {
@@ -107,6 +113,9 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
   private readonly images: ProcessImageService;
   private shim?: Promise<string[]>;
   private poller?: NodeJS.Timeout;
+  private readonly pool?: WarmPool;
+  /** Containers started from the warm pool so far (a figure for tests and benchmarks). */
+  warmStarts = 0;
 
   constructor(private readonly opts: ProcessRuntimeOptions) {
     this.images = opts.images;
@@ -115,10 +124,12 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     this.containerDir = join(opts.rootDir, "containers");
     this.network = new PodNetwork(join(opts.rootDir, "network"), opts.podCIDR);
     this.recover();
+    if (opts.warmPool) this.pool = new WarmPool(opts.warmPool, () => this.shimArgs(), opts.rootDir);
   }
 
   /** Stops watching (the poller); containers keep running, as when the kubelet goes away. */
   close(): void {
+    this.pool?.close();
     if (this.poller) clearInterval(this.poller);
     this.poller = undefined;
     for (const c of this.containers.values()) c.child?.removeAllListeners("exit");
@@ -261,25 +272,29 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
       networkDir: this.network.dir,
     };
     writeFileSync(join(this.containerDir, containerId, "shim.json"), JSON.stringify(shimConfig));
-    const node = [...(await this.shimArgs()), target.image.files[exe.program]];
-    const child = spawn(process.execPath, [...node, ...(exe.argv0 ? [exe.argv0] : []), ...argv.slice(1)], {
+    const launch = {
+      program: target.image.files[exe.program],
+      args: [...(exe.argv0 ? [exe.argv0] : []), ...argv.slice(1)],
+      env: c.rec.env,
       cwd: target.hostCwd,
-      env: { ...c.rec.env, [shimConfigEnv]: join(this.containerDir, containerId, "shim.json") },
-      // Its own process group, no pipes to us: it outlives the kubelet, and a stop signals the group.
-      detached: true,
-      stdio: "ignore",
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.once("spawn", resolve);
-      child.once("error", reject);
-    });
+      shimConfigFile: join(this.containerDir, containerId, "shim.json"),
+    };
+    const warm = this.pool?.take();
+    const child = warm ?? (await this.spawnCold(launch));
+    if (warm) {
+      await this.pool?.start(warm, launch);
+      this.warmStarts++;
+    }
     child.unref();
     c.child = child;
     c.rec.pid = child.pid;
     c.rec.startToken = processStartToken(child.pid as number);
     Object.assign(status, { state: "CONTAINER_RUNNING", startedAt: nowNs() });
     writeRecord(this.containerDir, containerId, c.rec);
-    child.once("exit", (code, signal) => this.finalize(c, { code, signal }));
+    // A warm process may already have run a short program to its end while we waited.
+    if (child.exitCode !== null || child.signalCode !== null)
+      this.finalize(c, { code: child.exitCode, signal: child.signalCode });
+    else child.once("exit", (code, signal) => this.finalize(c, { code, signal }));
   }
   // #endregion start-container
 
@@ -358,6 +373,11 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
     return c.rec.status.state === "CONTAINER_RUNNING" ? c.rec.pid : undefined;
   }
 
+  /** How many warm processes are ready for the next starts (0 without a pool). */
+  warmProcesses(): number {
+    return this.pool?.readyCount ?? 0;
+  }
+
   /** The pids of the running containers (benchmarks kill their process groups on exit). */
   runningPids(): number[] {
     return [...this.containers.values()]
@@ -434,6 +454,22 @@ export class ProcessRuntimeService implements RuntimeService, StreamingRuntime {
           this.finalize(c);
     }, interval);
     this.poller.unref();
+  }
+
+  /** A new Node process for the container: booted now, running its program from the start. */
+  private async spawnCold(launch: Omit<StartMessage, "type">): Promise<ChildProcess> {
+    const child = spawn(process.execPath, [...(await this.shimArgs()), launch.program, ...launch.args], {
+      cwd: launch.cwd,
+      env: { ...launch.env, [shimConfigEnv]: launch.shimConfigFile },
+      // Its own process group, no pipes to us: it outlives the kubelet, and a stop signals the group.
+      detached: true,
+      stdio: "ignore",
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", reject);
+    });
+    return child;
   }
 
   /** The Node flags that load the shim (bundled once per runtime into its root dir). */

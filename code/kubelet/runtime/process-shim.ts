@@ -41,6 +41,7 @@
  */
 import { openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { Server } from "node:net";
+import { pathToFileURL } from "node:url";
 import { inspect } from "node:util";
 import { CRILogWriter, type LogStream } from "./cri-log-writer.ts";
 import { containerRootKey } from "./images/container-root.ts";
@@ -76,14 +77,57 @@ function setUp(): void {
   const mode = process.env[shimModeEnv];
   delete process.env[shimConfigEnv];
   delete process.env[shimModeEnv];
-  if (!configFile) return;
+  if (mode === "warm") waitForStart();
+  else if (configFile) applyConfig(configFile, mode === "exec");
+}
+
+function applyConfig(configFile: string, exec: boolean): void {
   const config = JSON.parse(readFileSync(configFile, "utf8")) as ShimConfig;
   (globalThis as Record<symbol, unknown>)[containerRootKey] = { rootfs: config.rootfs, cwd: config.cwd };
-  if (mode === "exec") return;
+  if (exec) return;
   if (config.logFile) captureOutput(config.logFile);
   recordExit(config.exitFile);
   if (config.memoryLimitInBytes) watchMemory(config.memoryLimitInBytes, config.exitFile);
   if (config.podIP && config.networkDir) mapListens(config.containerId, config.podIP, config.networkDir);
+}
+
+/** What the runtime sends a warm process to make it a container (process-warm-pool.ts). */
+export interface StartMessage {
+  type: "start";
+  program: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  shimConfigFile: string;
+}
+
+/**
+ * A warm process: Node has booted, the program is not chosen yet. It says "ready" once it can
+ * receive; on "start" it becomes the container — env, working dir, argv, then the same setup as
+ * a cold start — cuts its IPC channel to the runtime (so it outlives the kubelet like any
+ * container) and imports the program. If the runtime goes away first, it exits.
+ */
+function waitForStart(): void {
+  let started = false;
+  process.on("disconnect", () => {
+    if (!started) process.exit(0);
+  });
+  process.on("message", (m: StartMessage) => {
+    if (m?.type !== "start" || started) return;
+    started = true;
+    for (const k of Object.keys(process.env)) delete process.env[k];
+    Object.assign(process.env, m.env);
+    process.chdir(m.cwd);
+    process.argv = [process.execPath, m.program, ...m.args];
+    applyConfig(m.shimConfigFile, false);
+    process.send?.({ type: "started" }, () => {
+      process.disconnect();
+      void import(pathToFileURL(m.program).href);
+    });
+  });
+  // The runtime may be gone already (it died while this process booted): then just exit.
+  if (process.connected) process.send?.({ type: "ready" });
+  else process.exit(0);
 }
 
 /** stdout/stderr → CRI log lines in the log file (appended synchronously: nothing lost at exit). */
