@@ -17,7 +17,7 @@
  *   (detached, its own process group, nothing tying it to the kubelet).
  * - a pooled process never outlives the runtime that made it: `close` kills it, and if the runtime
  *   dies, the channel closes and the process exits by itself.
- * - the pool refills itself after every take, one process per free slot.
+ * - the pool refills itself after every take, booting one process at a time.
  *
  * Departure: `ps` shows a pooled container as `node --import …/shim.mjs -e` rather than its program.
  *
@@ -76,8 +76,12 @@ export class WarmPool {
     for (const child of this.ready.splice(0)) child.kill("SIGKILL");
   }
 
+  /**
+   * Boots the next process if the pool is short — one at a time: a burst of starts should not
+   * compete for the CPU with as many Node boots to refill the pool.
+   */
   private fill(): void {
-    while (!this.closed && this.ready.length + this.booting < this.size) void this.boot();
+    if (!this.closed && this.booting === 0 && this.ready.length < this.size) void this.boot();
   }
 
   private async boot(): Promise<void> {
@@ -92,7 +96,10 @@ export class WarmPool {
     // Neither the process nor its channel may keep the kubelet alive.
     child.unref();
     child.channel?.unref();
-    child.once("error", () => this.booting--);
+    child.once("error", () => {
+      this.booting--;
+      this.fill();
+    });
     child.once("exit", () => {
       const i = this.ready.indexOf(child);
       if (i >= 0) this.ready.splice(i, 1);
@@ -102,6 +109,7 @@ export class WarmPool {
       if (m?.type !== "ready") return;
       if (this.closed) child.kill("SIGKILL");
       else this.ready.push(child);
+      this.fill();
     });
   }
 }

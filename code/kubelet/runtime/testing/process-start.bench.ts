@@ -8,7 +8,7 @@
  *   not start time: upstream's pod-startup SLO excludes image pulls too).
  * - `--starts` (20) containers one after another per mode: the time from the StartContainer call
  *   until a TCP connect to the container's mapped port succeeds (the port map is polled every
- *   2 ms, so a figure can be up to 2 ms late). Modes: `tsx` (the image's TypeScript compiled at
+ *   5 ms, so a figure can be up to 5 ms late). Modes: `tsx` (the image's TypeScript compiled at
  *   start), `bundle` (the pulled bundle, a fresh Node process), `warm` (the bundle in a process of
  *   a warm pool of 2, taken once one is ready).
  * - Then `--burst` (33, a third of 100 pods: one of three kubelets' share) containers started at
@@ -110,7 +110,7 @@ async function startOne(rt: ProcessRuntimeService, root: string) {
   for (;;) {
     const target = rt.network.resolve(ip, 8080);
     if (target && (await canConnect(target.host, target.port))) break;
-    await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 5));
   }
   return { ms: performance.now() - t0, pid: rt.pidOf(id) as number, sandboxId };
 }
