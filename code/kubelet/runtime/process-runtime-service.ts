@@ -30,6 +30,14 @@
  * - every id is 64 random hex digits and every file lives under the root dir, so two runtimes
  *   with different root dirs on one machine never collide.
  * - a sandbox has no process of its own (no pause container): it is a record, an IP and a log dir.
+ * - one live instance per root dir: a second instance over the same dir is how a restarted kubelet
+ *   takes over, after the first is gone.
+ *
+ * What upstream does differently: no namespaces and no cgroups — a container shares the host's pid
+ * space and users; its root is a host directory its programs reach through `containerPath`, not a
+ * mount namespace over the image's filesystem; its network is a mapped loopback port
+ * (network/pod-network.ts); its memory limit is its own RSS check (process-shim.ts); CPU limits,
+ * hostPort mappings and a container's own stdin/tty are not implemented (exec has them).
  *
  * @upstream containerd/containerd internal/cri/server/container_start.go (StartContainer; errorStartExitCode/Reason on failure)
  * @upstream containerd/containerd internal/cri/server/container_stop.go (stopContainer: SIGTERM, timeout, SIGKILL)
