@@ -56,6 +56,8 @@ import { ReasonCache } from "./util/reason-cache.ts";
 export interface KubeletRuntime {
   /** The prefix of container IDs: `process://…`, `fake://…`. */
   name: string;
+  /** The node's containerRuntimeVersion shows `<name>://<version>`. */
+  version?: string;
   runtimeService: RuntimeService;
   imageService: ImageManagerService;
   /** kubectl exec; absent: exec is refused. */
@@ -217,6 +219,7 @@ export async function startMainKubelet(o: MainKubeletOptions): Promise<MainKubel
     systemReserved: o.systemReserved,
     evictionHard: o.evictionHard,
     runtimeType: runtime.name,
+    runtimeVersion: () => runtime.version,
     listImages: () => runtime.imageService.ListImages(),
     recordEvent: (type, reason, message) =>
       nodeRecorder({ metadata: { name: o.nodeName, uid: o.nodeName } }, type, reason, message),
