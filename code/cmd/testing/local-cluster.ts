@@ -223,15 +223,20 @@ export class LocalCluster {
     });
   }
 
-  /** Every container process any kubelet of this cluster started that still runs. */
-  containerPids(): number[] {
-    const pids: number[] = [];
+  /** Every container process any kubelet of this cluster started that still runs, by container ID. */
+  containerProcesses(): { id: string; pid: number }[] {
+    const out: { id: string; pid: number }[] = [];
     for (const k of this.kubelets.values()) {
       for (const rec of readRecords<ContainerRecord>(join(k.rootDir, "runtime", "containers"))) {
-        if (rec.pid !== undefined && isSameProcess(rec.pid, rec.startToken)) pids.push(rec.pid);
+        if (rec.pid !== undefined && isSameProcess(rec.pid, rec.startToken))
+          out.push({ id: rec.status.id, pid: rec.pid });
       }
     }
-    return pids;
+    return out;
+  }
+
+  containerPids(): number[] {
+    return this.containerProcesses().map((c) => c.pid);
   }
 
   /** Kills every process of the cluster — components first, then the containers — and removes its folder. */
