@@ -64,7 +64,9 @@ export function podToEndpointAddressForService(svc: Service, pod: Pod): Endpoint
   if (!ip) return undefined;
   return {
     ip,
-    nodeName: pod.spec.nodeName ?? "",
+    // Upstream points at spec.nodeName even when empty; validation then refuses "". A pod with an
+    // IP always has a node in a real cluster, but tests write IPs on unscheduled pods: leave it out.
+    ...(pod.spec.nodeName ? { nodeName: pod.spec.nodeName } : {}),
     targetRef: {
       kind: "Pod",
       namespace: pod.metadata.namespace,
