@@ -10,6 +10,7 @@ import { FakeClock } from "../../client/util/clock.ts";
 import { noScheduleTaintDiff } from "./no-schedule-taints.ts";
 import { conditionsWhenOverdue, type GracePeriods, nodeHealthVerdict } from "./node-health.ts";
 import { RateLimitedTimedQueue } from "./rate-limited-queue.ts";
+import { ZoneTainters } from "./zone-tainters.ts";
 import { computeZoneState, getZoneKey } from "./zones.ts";
 
 const grace: GracePeriods = { nodeMonitorGracePeriodMs: 50_000, nodeStartupGracePeriodMs: 60_000 };
@@ -229,5 +230,68 @@ describe("noScheduleTaintDiff", () => {
     ]);
     expect(del).toEqual([{ key: "node.kubernetes.io/not-ready", effect: "NoSchedule" }]);
     expect(noScheduleTaintDiff(node({}))).toEqual([[], []]);
+  });
+});
+
+describe("ZoneTainters.handleDisruption", () => {
+  const c = (status: "True" | "Unknown") => ({ type: "Ready", status }) as NodeCondition;
+  const rates = {
+    evictionLimiterQPS: 0.1,
+    secondaryEvictionLimiterQPS: 0.01,
+    largeClusterThreshold: 50,
+    unhealthyZoneThreshold: 0.55,
+  };
+  it("stops every zone's evictions when all zones are dead, and resumes when one node is back", () => {
+    const z = new ZoneTainters(new FakeClock(T0), rates, () => {});
+    z.addPodEvictorForNewZone(node({}));
+    const q = z.tainterFor(node({}));
+    expect(z.handleDisruption(new Map([["", [c("True"), c("Unknown")]]]))).toBeUndefined();
+    expect(z.zoneStates.get("")).toBe("Normal");
+    expect(q.qps).toBe(0.1);
+    expect(z.handleDisruption(new Map([["", [c("Unknown"), c("Unknown")]]]))).toBe("entered");
+    expect(q.qps).toBe(0);
+    // Still all dead: nothing changes.
+    expect(z.handleDisruption(new Map([["", [c("Unknown"), c("Unknown")]]]))).toBeUndefined();
+    expect(z.handleDisruption(new Map([["", [c("True"), c("Unknown")]]]))).toBe("exited");
+    expect(q.qps).toBe(0.1);
+  });
+  it("slows a mostly-dead zone: to 0 in a small cluster, to the secondary rate in a large one", () => {
+    const b = node({});
+    b.metadata.labels = { "topology.kubernetes.io/zone": "b" };
+    const key = getZoneKey(b);
+    const dead = (n: number, of: number) =>
+      Array.from({ length: of }, (_, i) => c(i < n ? "Unknown" : "True"));
+    const small = new ZoneTainters(new FakeClock(T0), rates, () => {});
+    small.addPodEvictorForNewZone(b);
+    small.handleDisruption(
+      new Map([
+        ["a", [c("True")]],
+        [key, dead(0, 4)],
+      ]),
+    );
+    expect(small.tainterFor(b).qps).toBe(0.1);
+    small.handleDisruption(
+      new Map([
+        ["a", [c("True")]],
+        [key, dead(3, 4)],
+      ]),
+    );
+    expect(small.zoneStates.get(key)).toBe("PartialDisruption");
+    expect(small.tainterFor(b).qps).toBe(0); // 4 nodes, not more than 50: evictions stop
+    const large = new ZoneTainters(new FakeClock(T0), rates, () => {});
+    large.addPodEvictorForNewZone(b);
+    large.handleDisruption(
+      new Map([
+        ["a", [c("True")]],
+        [key, dead(0, 60)],
+      ]),
+    );
+    large.handleDisruption(
+      new Map([
+        ["a", [c("True")]],
+        [key, dead(40, 60)],
+      ]),
+    );
+    expect(large.tainterFor(b).qps).toBe(0.01);
   });
 });

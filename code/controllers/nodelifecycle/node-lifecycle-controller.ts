@@ -8,7 +8,7 @@
  * Mirrors kubernetes/kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go
  * (Controller, NewNodeLifecycleController, Run, monitorNodeHealth, tryUpdateNodeHealth,
  * processTaintBaseEviction, doNoExecuteTaintingPass, markNodeForTainting, markNodeAsReachable,
- * handleDisruption, podUpdated, processPod, classifyNodes).
+ * podUpdated, processPod, classifyNodes).
  *
  * Solves:
  * - nobody else can say a node is dead: a dead kubelet writes nothing, so its Node keeps saying
@@ -37,7 +37,7 @@
  * - it runs the node passes on 8 workers and retries a failed pass for a node five times from a
  *   fresh GET; we do the same with fewer words, and no metrics.
  *
- * @upstream kubernetes/kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go (Controller, NewNodeLifecycleController, Run, monitorNodeHealth, tryUpdateNodeHealth, processTaintBaseEviction, doNoExecuteTaintingPass, markNodeForTainting, markNodeAsReachable, handleDisruption, setLimiterInZone, addPodEvictorForNewZone, classifyNodes, podUpdated, processPod, UnreachableTaintTemplate, NotReadyTaintTemplate, isNodeExcludedFromDisruptionChecks)
+ * @upstream kubernetes/kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go (Controller, NewNodeLifecycleController, Run, monitorNodeHealth, tryUpdateNodeHealth, processTaintBaseEviction, doNoExecuteTaintingPass, markNodeForTainting, markNodeAsReachable, classifyNodes, podUpdated, processPod, UnreachableTaintTemplate, NotReadyTaintTemplate, isNodeExcludedFromDisruptionChecks)
  * @upstream kubernetes/kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go (doNodeProcessingPassWorker)
  * @upstream kubernetes/kubernetes pkg/controller/nodelifecycle/scheduler/timed_workers.go (NodeEvictionPeriod, NodeHealthUpdateRetry)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/core.go (newNodeLifecycleControllerDescriptor, startNodeLifecycleController)
@@ -84,8 +84,8 @@ import {
   type NodeHealthData,
   nodeHealthVerdict,
 } from "./node-health.ts";
-import { RateLimitedTimedQueue } from "./rate-limited-queue.ts";
-import { computeZoneState, getZoneKey, reducedQPS, type ZoneState } from "./zones.ts";
+import { ZoneTainters } from "./zone-tainters.ts";
+import { getZoneKey } from "./zones.ts";
 
 export const UnreachableTaintTemplate: Taint = { key: "node.kubernetes.io/unreachable", effect: "NoExecute" };
 export const NotReadyTaintTemplate: Taint = { key: "node.kubernetes.io/not-ready", effect: "NoExecute" };
@@ -120,8 +120,8 @@ export interface NodeLifecycleControllerOptions extends GracePeriods {
 export class NodeLifecycleController {
   /** What was seen of each node last time (nodeHealthMap). */
   readonly nodeHealthMap = new Map<string, NodeHealthData>();
-  readonly zoneStates = new Map<string, ZoneState>();
-  readonly zoneNoExecuteTainter = new Map<string, RateLimitedTimedQueue>();
+  /** The per-zone taint queues and zone states (zone-tainters.ts). */
+  readonly zones: ZoneTainters;
   private readonly knownNodeSet = new Map<string, Node>();
   /** Nodes whose pods could not all be marked not ready: tried again next pass. */
   private readonly nodesToRetry = new Set<string>();
@@ -144,6 +144,7 @@ export class NodeLifecycleController {
     this.recorder = opts.recorder ?? (() => {});
     this.podRecorder = opts.podRecorder ?? (() => {});
     this.log = opts.log ?? (() => {});
+    this.zones = new ZoneTainters(this.clock, opts, this.log);
     this.podUpdateQueue = newTypedRateLimitingQueueWithConfig<string>(
       defaultControllerRateLimiter(this.clock),
       {
@@ -226,11 +227,11 @@ export class NodeLifecycleController {
   async monitorNodeHealth(signal?: AbortSignal): Promise<void> {
     const nodes = new Lister(this.nodeInformer.getIndexer()).list();
     const { added, deleted, newZoneRepresentatives } = this.classifyNodes(nodes);
-    for (const node of newZoneRepresentatives) this.addPodEvictorForNewZone(node);
+    for (const node of newZoneRepresentatives) this.zones.addPodEvictorForNewZone(node);
     for (const node of added) {
       this.recorder(node, "Normal", "RegisteredNode", `Registered Node ${node.metadata.name} in Controller`);
       this.knownNodeSet.set(node.metadata.name ?? "", node);
-      this.addPodEvictorForNewZone(node);
+      this.zones.addPodEvictorForNewZone(node);
       await this.markNodeAsReachable(node);
     }
     for (const node of deleted) {
@@ -291,7 +292,22 @@ export class NodeLifecycleController {
       }
       this.nodesToRetry.delete(name);
     });
-    await this.handleDisruption(zoneToNodeConditions, nodes);
+    switch (this.zones.handleDisruption(zoneToNodeConditions)) {
+      case "entered":
+        // No evictions in disruption mode: the taints already placed come off too.
+        for (const node of nodes) await this.markNodeAsReachable(node);
+        break;
+      case "exited": {
+        // Every node gets a fresh grace period: they could not report while we could not hear.
+        const now = this.now();
+        for (const node of nodes) {
+          const name = node.metadata.name ?? "";
+          const h = this.nodeHealthMap.get(name);
+          if (h) this.nodeHealthMap.set(name, { ...h, probeTimestamp: now, readyTransitionTimestamp: now });
+        }
+        break;
+      }
+    }
   }
   // #endregion monitor-node-health
 
@@ -376,7 +392,7 @@ export class NodeLifecycleController {
   }
 
   private markNodeForTainting(node: Node, status: "False" | "Unknown"): boolean {
-    const q = this.tainterFor(node);
+    const q = this.zones.tainterFor(node);
     // The node was tainted once and the taint is gone (removed by hand?): let it queue again.
     const wanted = status === "False" ? NotReadyTaintTemplate : UnreachableTaintTemplate;
     if (!taintExists(node.spec?.taints, wanted)) q.remove(node.metadata.name ?? "");
@@ -395,7 +411,7 @@ export class NodeLifecycleController {
       );
       return false;
     }
-    return this.tainterFor(node).remove(name);
+    return this.zones.tainterFor(node).remove(name);
   }
   // #endregion taint-decision
 
@@ -412,7 +428,7 @@ export class NodeLifecycleController {
   // #region no-execute-tainting-pass
   /** Every 100 ms: taint the queued nodes whose zone's rate allows it, as their Ready condition says now. */
   async doNoExecuteTaintingPass(): Promise<void> {
-    for (const tainter of this.zoneNoExecuteTainter.values()) {
+    for (const tainter of this.zones.zoneNoExecuteTainter.values()) {
       await tainter.try(async (v) => {
         const node = new Lister(this.nodeInformer.getIndexer()).get(v.value);
         if (!node) return [true, 0]; // gone
@@ -434,103 +450,12 @@ export class NodeLifecycleController {
   }
   // #endregion no-execute-tainting-pass
 
-  // #region handle-disruption
-  /** Zone states → each zone's taint rate; every zone fully disrupted → stop and untaint all. */
-  private async handleDisruption(
-    zoneToNodeConditions: Map<string, (NodeCondition | undefined)[]>,
-    nodes: Node[],
-  ): Promise<void> {
-    const newZoneStates = new Map<string, ZoneState>();
-    let allAreFullyDisrupted = true;
-    for (const [zone, conditions] of zoneToNodeConditions) {
-      const [, state] = computeZoneState(conditions, this.opts.unhealthyZoneThreshold);
-      if (state !== "FullDisruption") allAreFullyDisrupted = false;
-      newZoneStates.set(zone, state);
-      if (!this.zoneStates.has(zone)) this.zoneStates.set(zone, "Initial");
-    }
-    let allWasFullyDisrupted = true;
-    for (const [zone, state] of [...this.zoneStates]) {
-      if (!zoneToNodeConditions.has(zone)) {
-        this.zoneStates.delete(zone);
-        continue;
-      }
-      if (state !== "FullDisruption") {
-        allWasFullyDisrupted = false;
-        break;
-      }
-    }
-    if (allAreFullyDisrupted && allWasFullyDisrupted) return;
-    if (allAreFullyDisrupted) {
-      this.log(`I "Controller detected that all Nodes are not-Ready. Entering master disruption mode"`);
-      for (const node of nodes) await this.markNodeAsReachable(node);
-      for (const zone of this.zoneStates.keys()) {
-        this.zoneNoExecuteTainter.get(zone)?.swapLimiter(0);
-        this.zoneStates.set(zone, "FullDisruption");
-      }
-      return;
-    }
-    if (allWasFullyDisrupted) {
-      this.log(`I "Controller detected that some Nodes are Ready. Exiting master disruption mode"`);
-      // Every node gets a fresh grace period: they could not report while we could not hear.
-      const now = this.now();
-      for (const node of nodes) {
-        const h = this.nodeHealthMap.get(node.metadata.name ?? "");
-        if (h)
-          this.nodeHealthMap.set(node.metadata.name ?? "", {
-            ...h,
-            probeTimestamp: now,
-            readyTransitionTimestamp: now,
-          });
-      }
-      for (const zone of this.zoneStates.keys()) {
-        const state = newZoneStates.get(zone) ?? "Normal";
-        this.setLimiterInZone(zone, zoneToNodeConditions.get(zone)?.length ?? 0, state);
-        this.zoneStates.set(zone, state);
-      }
-      return;
-    }
-    for (const [zone, state] of this.zoneStates) {
-      const next = newZoneStates.get(zone);
-      if (!next || next === state) continue;
-      this.log(`I "Controller detected that zone is now in new state" zone="${zone}" newState="${next}"`);
-      this.setLimiterInZone(zone, zoneToNodeConditions.get(zone)?.length ?? 0, next);
-      this.zoneStates.set(zone, next);
-    }
-  }
-
-  private setLimiterInZone(zone: string, zoneSize: number, state: ZoneState): void {
-    const q = this.zoneNoExecuteTainter.get(zone);
-    if (!q) return;
-    if (state === "Normal" || state === "FullDisruption") q.swapLimiter(this.opts.evictionLimiterQPS);
-    else if (state === "PartialDisruption")
-      q.swapLimiter(
-        reducedQPS(zoneSize, this.opts.largeClusterThreshold, this.opts.secondaryEvictionLimiterQPS),
-      );
-  }
-  // #endregion handle-disruption
-
-  private tainterFor(node: Node): RateLimitedTimedQueue {
-    this.addPodEvictorForNewZone(node);
-    return this.zoneNoExecuteTainter.get(getZoneKey(node))!;
-  }
-
-  private addPodEvictorForNewZone(node: Node): void {
-    const zone = getZoneKey(node);
-    if (this.zoneStates.has(zone) && this.zoneNoExecuteTainter.has(zone)) return;
-    this.zoneStates.set(zone, this.zoneStates.get(zone) ?? "Initial");
-    if (!this.zoneNoExecuteTainter.has(zone))
-      this.zoneNoExecuteTainter.set(
-        zone,
-        new RateLimitedTimedQueue(this.clock, this.opts.evictionLimiterQPS),
-      );
-  }
-
   private classifyNodes(all: Node[]): { added: Node[]; deleted: Node[]; newZoneRepresentatives: Node[] } {
     const added: Node[] = [];
     const newZoneRepresentatives: Node[] = [];
     for (const n of all) {
       if (!this.knownNodeSet.has(n.metadata.name ?? "")) added.push(n);
-      else if (!this.zoneStates.has(getZoneKey(n))) newZoneRepresentatives.push(n);
+      else if (!this.zones.hasZone(n)) newZoneRepresentatives.push(n);
     }
     const names = new Set(all.map((n) => n.metadata.name ?? ""));
     const deleted = [...this.knownNodeSet.entries()].filter(([k]) => !names.has(k)).map(([, n]) => n);
