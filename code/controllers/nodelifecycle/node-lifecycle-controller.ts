@@ -470,7 +470,7 @@ export class NodeLifecycleController {
   }
 
   /** A pod just bound to a node the controller knows not to be Ready: mark it not ready too. */
-  private async processPod(key: string): Promise<void> {
+  async processPod(key: string): Promise<void> {
     const { namespace, name } = splitMetaNamespaceKey(key);
     const pod = new NamespaceLister(this.podInformer.getIndexer(), namespace).get(name);
     if (!pod) return;
