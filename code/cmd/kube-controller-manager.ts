@@ -170,7 +170,7 @@ const flags = {
   // chapter 7: the node lifecycle controller (options/nodelifecyclecontroller.go; --node-monitor-period
   // from staging/src/k8s.io/cloud-provider/options/kubecloudshared.go)
   "node-monitor-period": durationFlag(
-    "The period for syncing NodeStatus in cloud-node-lifecycle-controller.",
+    "The period for syncing NodeStatus in NodeController.",
     5_000,
     positiveDuration,
   ),
