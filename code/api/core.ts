@@ -543,6 +543,8 @@ export interface ServiceSpec {
   sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
   externalName?: string;
   externalTrafficPolicy?: "Cluster" | "Local";
+  /** Endpoints list every selected pod as ready, ready or not (for peer discovery before readiness). */
+  publishNotReadyAddresses?: boolean;
   internalTrafficPolicy?: "Cluster" | "Local";
   ipFamilies?: ("IPv4" | "IPv6")[];
   ipFamilyPolicy?: "SingleStack" | "PreferDualStack" | "RequireDualStack";

@@ -74,7 +74,51 @@ describe("kube-controller-manager flags", () => {
     const bad = parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespaces"]);
     expect(bad).toBeInstanceOf(FlagError);
     expect((bad as FlagError).message).toBe(
-      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, disruption-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
+      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
+    );
+  });
+
+  // chapter 7
+  it("reads the node lifecycle and Endpoints controllers' flags with upstream's 1.32 defaults", () => {
+    expect(parseControllerManagerFlags(["--master=http://x:1"])).toMatchObject({
+      run: {
+        config: {
+          concurrentEndpointSyncs: 5,
+          endpointUpdatesBatchPeriodMs: 0,
+          nodeMonitorPeriodMs: 5_000,
+          nodeMonitorGracePeriodMs: 50_000,
+          nodeStartupGracePeriodMs: 60_000,
+          nodeEvictionRate: 0.1,
+          secondaryNodeEvictionRate: 0.01,
+          largeClusterSizeThreshold: 50,
+          unhealthyZoneThreshold: 0.55,
+        },
+      },
+    });
+    expect(
+      parseControllerManagerFlags([
+        "--master=http://x:1",
+        "--node-monitor-period=500ms",
+        "--node-monitor-grace-period=4s",
+        "--node-startup-grace-period=10s",
+        "--node-eviction-rate=2.5",
+        "--concurrent-endpoint-syncs=2",
+        "--controllers=*,-nodelifecycle,-endpoint",
+      ]),
+    ).toMatchObject({
+      run: {
+        controllers: ["*", "-node-lifecycle-controller", "-endpoints-controller"],
+        config: {
+          nodeMonitorPeriodMs: 500,
+          nodeMonitorGracePeriodMs: 4_000,
+          nodeStartupGracePeriodMs: 10_000,
+          nodeEvictionRate: 2.5,
+          concurrentEndpointSyncs: 2,
+        },
+      },
+    });
+    expect(parseControllerManagerFlags(["--master=http://x:1", "--node-eviction-rate=fast"])).toBeInstanceOf(
+      FlagError,
     );
   });
 
@@ -168,7 +212,7 @@ describe("kube-controller-manager as a process", () => {
     try {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
-        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption",
+        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption,-endpoint,-nodelifecycle,-taint-eviction-controller",
         "--secure-port=0",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
@@ -193,7 +237,7 @@ describe("kube-controller-manager as a process", () => {
       expect(await p.waitForExit()).toBe(2);
       const lines = p.stderr().trim().split("\n");
       expect(lines).toEqual([
-        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, garbage-collector-controller, namespace-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller; use * for all, -name to disable one)',
+        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
       ]);
     } finally {
       p?.kill();

@@ -17,6 +17,11 @@
  * - `--concurrent-replicaset-syncs` 5, `--concurrent-deployment-syncs` 5, `--concurrent-gc-syncs`
  *   20, `--concurrent-namespace-syncs` 10, `--concurrent-serviceaccount-token-syncs` 5,
  *   `--concurrent-resource-quota-syncs` 5, `--resource-quota-sync-period` 5m0s;
+ * - chapter 7: `--concurrent-endpoint-syncs` 5, `--endpoint-updates-batch-period` 0s;
+ *   `--node-monitor-period` 5s, `--node-monitor-grace-period` 50s (40s before 1.32),
+ *   `--node-startup-grace-period` 1m0s, `--node-eviction-rate` 0.1,
+ *   `--secondary-node-eviction-rate` 0.01, `--large-cluster-size-threshold` 50,
+ *   `--unhealthy-zone-threshold` 0.55 — tests and demos shorten the periods with these flags;
  * - `--kube-api-qps` 20, `--kube-api-burst` 30: one token bucket for the whole process;
  * - `--use-service-account-credentials` (default false): each controller as its own
  *   ServiceAccount in kube-system (code/controllers/client-builder.ts);
@@ -44,6 +49,10 @@
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/options.go (KubeControllerManagerOptions, Flags, Validate)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/controller-manager/options/generic.go (--controllers, --kube-api-qps, --kube-api-burst, --master, --kubeconfig)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/namespacecontroller.go (--concurrent-namespace-syncs, --namespace-sync-period)
+ * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/endpointcontroller.go (--concurrent-endpoint-syncs, --endpoint-updates-batch-period)
+ * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (--node-monitor-grace-period, --node-startup-grace-period, --node-eviction-rate, --secondary-node-eviction-rate, --large-cluster-size-threshold, --unhealthy-zone-threshold)
+ * @upstream kubernetes/kubernetes pkg/controller/nodelifecycle/config/v1alpha1/defaults.go (NodeMonitorGracePeriod 50s since kubernetes#126287, NodeStartupGracePeriod 60s)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/cloud-provider/options/kubecloudshared.go (--node-monitor-period, default 5s)
  * @chapter 04-informers
  */
 import type { Server } from "node:http";
@@ -66,7 +75,16 @@ import {
 } from "../leaderelection/config.ts";
 import { newLeaderElectorFromConfiguration } from "../leaderelection/from-configuration.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
-import { boolFlag, durationFlag, FlagError, intFlag, listFlag, stringFlag } from "./cli/flag.ts";
+import {
+  boolFlag,
+  durationFlag,
+  type Flag,
+  FlagError,
+  FlagValueError,
+  intFlag,
+  listFlag,
+  stringFlag,
+} from "./cli/flag.ts";
 import { type HealthChecker, handleHealth } from "./cli/healthz.ts";
 import {
   applyLeaderElectionFlags,
@@ -78,6 +96,20 @@ import { flushLeaseEvents, newLeaseEventRecorder } from "./cli/lease-events.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
+const positiveDuration = { min: 1, hint: "use a positive duration, e.g. 5s" };
+
+/** pflag's Float32Var: a decimal number (`0.1`, `1e-2`); negative refused here for the rates. */
+function float32Flag(help: string, defaultValue: number): Flag<number> {
+  return {
+    help,
+    default: defaultValue,
+    set(text) {
+      const n = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : Number.NaN;
+      return Number.isFinite(n) && n >= 0 ? n : new FlagValueError("use a number, e.g. 0.1");
+    },
+    shownDefault: String(defaultValue),
+  };
+}
 
 // #region flags
 const flags = {
@@ -123,6 +155,51 @@ const flags = {
     "The period for syncing quota usage status in the system",
     5 * 60_000,
     { min: 1, hint: "use a positive duration, e.g. 5m0s" },
+  ),
+  // chapter 7: the Endpoints controller (options/endpointcontroller.go)
+  "concurrent-endpoint-syncs": intFlag(
+    "The number of endpoint syncing operations that will be done concurrently. Larger number = faster endpoint updating, but more CPU (and network) load",
+    5,
+    positive,
+  ),
+  "endpoint-updates-batch-period": durationFlag(
+    "The length of endpoint updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated",
+    0,
+    { min: 0, hint: "use a duration, e.g. 1s" },
+  ),
+  // chapter 7: the node lifecycle controller (options/nodelifecyclecontroller.go; --node-monitor-period
+  // from staging/src/k8s.io/cloud-provider/options/kubecloudshared.go)
+  "node-monitor-period": durationFlag(
+    "The period for syncing NodeStatus in NodeController.",
+    5_000,
+    positiveDuration,
+  ),
+  "node-monitor-grace-period": durationFlag(
+    "Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N times more than kubelet's nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet to post node status.",
+    50_000,
+    positiveDuration,
+  ),
+  "node-startup-grace-period": durationFlag(
+    "Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.",
+    60_000,
+    positiveDuration,
+  ),
+  "node-eviction-rate": float32Flag(
+    "Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy (see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters.",
+    0.1,
+  ),
+  "secondary-node-eviction-rate": float32Flag(
+    "Number of nodes per second on which pods are deleted in case of node failure when a zone is unhealthy (see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters. This value is implicitly overridden to 0 if the cluster size is smaller than --large-cluster-size-threshold.",
+    0.01,
+  ),
+  "large-cluster-size-threshold": intFlag(
+    "Number of nodes from which node-lifecycle-controller treats the cluster as large for the eviction logic purposes. --secondary-node-eviction-rate is implicitly overridden to 0 for clusters this size or smaller.",
+    50,
+    { min: 0, hint: "use a non-negative integer" },
+  ),
+  "unhealthy-zone-threshold": float32Flag(
+    "Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy. ",
+    0.55,
   ),
   "kube-api-qps": intFlag("QPS to use while talking with kubernetes apiserver", 20, positive),
   "kube-api-burst": intFlag("Burst to use while talking with kubernetes apiserver", 30, positive),
@@ -191,6 +268,15 @@ const kubeControllerManager = command({
         concurrentServiceAccountTokenSyncs: f["concurrent-serviceaccount-token-syncs"],
         concurrentResourceQuotaSyncs: f["concurrent-resource-quota-syncs"],
         resourceQuotaSyncPeriodMs: f["resource-quota-sync-period"],
+        concurrentEndpointSyncs: f["concurrent-endpoint-syncs"],
+        endpointUpdatesBatchPeriodMs: f["endpoint-updates-batch-period"],
+        nodeMonitorPeriodMs: f["node-monitor-period"],
+        nodeMonitorGracePeriodMs: f["node-monitor-grace-period"],
+        nodeStartupGracePeriodMs: f["node-startup-grace-period"],
+        nodeEvictionRate: f["node-eviction-rate"],
+        secondaryNodeEvictionRate: f["secondary-node-eviction-rate"],
+        largeClusterSizeThreshold: f["large-cluster-size-threshold"],
+        unhealthyZoneThreshold: f["unhealthy-zone-threshold"],
       },
       useServiceAccountCredentials: f["use-service-account-credentials"],
       leaderElect: leaderElection.leaderElect,

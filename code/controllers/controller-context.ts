@@ -38,6 +38,26 @@ export interface ControllerManagerConfig {
   concurrentResourceQuotaSyncs: number;
   /** `--resource-quota-sync-period`: how often every quota is recounted in full. */
   resourceQuotaSyncPeriodMs: number;
+  // ── chapter 7: Endpoints controller (EndpointControllerConfiguration) ──
+  /** `--concurrent-endpoint-syncs` */
+  concurrentEndpointSyncs: number;
+  /** `--endpoint-updates-batch-period`: pod changes wait this long before their Service syncs. */
+  endpointUpdatesBatchPeriodMs: number;
+  // ── chapter 7: node lifecycle controller (NodeLifecycleControllerConfiguration) ──
+  /** `--node-monitor-period`: how often every node's health is checked. */
+  nodeMonitorPeriodMs: number;
+  /** `--node-monitor-grace-period`: silence after which a registered node is Unknown. */
+  nodeMonitorGracePeriodMs: number;
+  /** `--node-startup-grace-period`: silence allowed to a node that never posted a Ready condition. */
+  nodeStartupGracePeriodMs: number;
+  /** `--node-eviction-rate`: nodes per second tainted NoExecute while their zone is healthy. */
+  nodeEvictionRate: number;
+  /** `--secondary-node-eviction-rate`: the same while their zone is unhealthy (large clusters only). */
+  secondaryNodeEvictionRate: number;
+  /** `--large-cluster-size-threshold` */
+  largeClusterSizeThreshold: number;
+  /** `--unhealthy-zone-threshold`: the fraction of not-ready nodes (at least 3) making a zone unhealthy. */
+  unhealthyZoneThreshold: number;
 }
 
 export const defaultControllerManagerConfig: ControllerManagerConfig = {
@@ -50,6 +70,17 @@ export const defaultControllerManagerConfig: ControllerManagerConfig = {
   // resource quota controller
   concurrentResourceQuotaSyncs: 5,
   resourceQuotaSyncPeriodMs: 5 * 60_000,
+  // chapter 7 (cmd/kube-controller-manager/app/options/endpointcontroller.go, nodelifecyclecontroller.go)
+  concurrentEndpointSyncs: 5,
+  endpointUpdatesBatchPeriodMs: 0,
+  nodeMonitorPeriodMs: 5_000,
+  // 50 s since 1.32 (kubernetes/kubernetes#126287; 40 s before).
+  nodeMonitorGracePeriodMs: 50_000,
+  nodeStartupGracePeriodMs: 60_000,
+  nodeEvictionRate: 0.1,
+  secondaryNodeEvictionRate: 0.01,
+  largeClusterSizeThreshold: 50,
+  unhealthyZoneThreshold: 0.55,
 };
 // #endregion component-config
 

@@ -75,12 +75,14 @@ describe("resolveControllers", () => {
     expect(knownControllers()).toEqual([
       "deployment-controller",
       "disruption-controller", // chapter 5
-
+      "endpoints-controller", // chapter 7
       "garbage-collector-controller",
       "namespace-controller",
+      "node-lifecycle-controller", // chapter 7
       "replicaset-controller",
       "resourcequota-controller",
       "serviceaccount-controller",
+      "taint-eviction-controller", // chapter 7
     ]);
   });
 });

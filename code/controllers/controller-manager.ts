@@ -38,11 +38,14 @@ import {
 } from "./controller-context.ts";
 import { startDeploymentController } from "./deployment/deployment-controller.ts";
 import { startDisruptionController } from "./disruption/disruption.ts"; // chapter 5: PodDisruptionBudgets
+import { startEndpointsController } from "./endpoint/endpoints-controller.ts"; // chapter 7
 import { startGarbageCollectorController } from "./garbagecollector/garbage-collector.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
+import { startNodeLifecycleController } from "./nodelifecycle/node-lifecycle-controller.ts"; // chapter 7
 import { startReplicaSetController } from "./replicaset/replica-set.ts";
 import { startResourceQuotaController } from "./resourcequota/resource-quota-controller.ts";
 import { startServiceAccountsController } from "./serviceaccount/serviceaccounts-controller.ts";
+import { startTaintEvictionController } from "./tainteviction/taint-eviction.ts"; // chapter 7
 
 export type {
   ControllerContext,
@@ -100,6 +103,27 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       aliases: ["disruption"],
       clientName: "disruption-controller",
       start: startDisruptionController,
+    },
+    // chapter 7: what the kubelet chapter needs (cmd/kube-controller-manager/app/core.go). The
+    // Endpoints of every Service with a selector; silent nodes marked Unknown and tainted; pods
+    // of NoExecute-tainted nodes evicted. Taint eviction runs as node-controller, as upstream.
+    {
+      name: "endpoints-controller",
+      aliases: ["endpoint"],
+      clientName: "endpoint-controller",
+      start: startEndpointsController,
+    },
+    {
+      name: "node-lifecycle-controller",
+      aliases: ["nodelifecycle"],
+      clientName: "node-controller",
+      start: startNodeLifecycleController,
+    },
+    {
+      name: "taint-eviction-controller",
+      aliases: [],
+      clientName: "node-controller",
+      start: startTaintEvictionController,
     },
     // ─────────────────────────────────────────────────────────────────────────────────────────
   ];

@@ -155,6 +155,9 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "deployment-controller",
       "garbage-collector-controller",
       "disruption-controller", // chapter 5
+      "endpoints-controller", // chapter 7
+      "node-lifecycle-controller",
+      "taint-eviction-controller",
     ]);
     expect(logs).toContain('"Started controller" controller="namespace-controller"');
     expect(logs).toContain('"Waiting for caches to sync" controller="service account"');
@@ -236,6 +239,51 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     expect(rs.metadata.name).toMatch(/^api-[bcdfghjklmnpqrstvwxz2456789]+$/);
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/deployment-controller");
+  });
+
+  // chapter 7: the Endpoints controller as endpoint-controller (its role writes endpoints only).
+  it("runs the Endpoints controller as its own ServiceAccount: a Service's Endpoints list its ready pods", async () => {
+    await ok(
+      "create",
+      "service",
+      "clusterip",
+      "web",
+      "-n",
+      "apps",
+      "--tcp=80:8080",
+      "--clusterip=10.96.0.80",
+    );
+    const names = (await ok("get", "pods", "-n", "apps", "-l", "app=web", "-o", "name")).trim().split("\n");
+    // What the pods' kubelet would write: Running, an IP, Ready (the first one only).
+    for (const [i, name] of names.entries()) {
+      const status = {
+        phase: "Running",
+        podIP: `10.244.0.${i + 10}`,
+        podIPs: [{ ip: `10.244.0.${i + 10}` }],
+        conditions: [{ type: "Ready", status: i === 0 ? "True" : "False" }],
+      };
+      await ok(
+        "patch",
+        name,
+        "-n",
+        "apps",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status }),
+      );
+    }
+    const shown = await eventually(async () => {
+      const out = await ok("get", "endpoints", "web", "-n", "apps");
+      return out.includes("10.244.0.10:8080") ? out : undefined;
+    }, "the Endpoints of web");
+    // kubectl's ENDPOINTS column lists ready addresses only.
+    expect(shown).not.toContain("10.244.0.11");
+    const ep = JSON.parse(await ok("get", "endpoints", "web", "-n", "apps", "-o", "json"));
+    expect(ep.subsets[0].notReadyAddresses.map((a: { ip: string }) => a.ip)).toEqual(["10.244.0.11"]);
+    const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
+    expect(accounts).toContain("serviceaccount/endpoint-controller");
+    expect(accounts).toContain("serviceaccount/node-controller");
   });
 
   it("kubectl delete namespace empties it, shows why it waits in its conditions, then it goes", async () => {

@@ -163,6 +163,20 @@ const upstreamRoles: Record<string, string[]> = {
     "get : * : */scale",
     events,
   ],
+  // chapter 7
+  "system:controller:endpoint-controller": [
+    "get list watch : core : pods services",
+    "create delete get list update watch : core : endpoints",
+    "create : core : endpoints/restricted",
+    events,
+  ],
+  "system:controller:node-controller": [
+    "delete get list patch update watch : core : nodes",
+    "patch update : core : nodes/status",
+    "patch update : core : pods/status",
+    "delete get list watch : core : pods",
+    events,
+  ],
 };
 
 /** Who each binding names: `Kind name`, `ServiceAccount namespace/name`; none for system:node. */
@@ -183,6 +197,9 @@ const upstreamBindings: Record<string, string[]> = {
   "system:controller:service-account-controller": ["ServiceAccount kube-system/service-account-controller"],
   // chapter 5: PodDisruptionBudgets
   "system:controller:disruption-controller": ["ServiceAccount kube-system/disruption-controller"],
+  // chapter 7 (the taint-eviction controller runs as node-controller, as upstream's)
+  "system:controller:endpoint-controller": ["ServiceAccount kube-system/endpoint-controller"],
+  "system:controller:node-controller": ["ServiceAccount kube-system/node-controller"],
 };
 
 const sorted = (xs: string[] = []) => [...xs].sort().join(" ");

@@ -88,6 +88,23 @@ function controllerRules() {
       rule(["get"], ["*"], ["*/scale"]),
       eventsRule,
     ],
+    // chapter 7: the Endpoints controller writes one Endpoints per Service (endpoints/restricted:
+    // the API server's check that it may point them at pod IPs).
+    "endpoint-controller": [
+      rule(["get", "list", "watch"], [legacy], ["services", "pods"]),
+      rule(["get", "list", "watch", "create", "update", "delete"], [legacy], ["endpoints"]),
+      rule(["create"], [legacy], ["endpoints/restricted"]),
+      eventsRule,
+    ],
+    // chapter 7: the node lifecycle controller (and the taint-eviction controller, which runs as
+    // this account upstream too) writes node conditions and taints, pods' Ready and deletions.
+    "node-controller": [
+      rule(["get", "list", "watch", "update", "delete", "patch"], [legacy], ["nodes"]),
+      rule(["patch", "update"], [legacy], ["nodes/status"]),
+      rule(["patch", "update"], [legacy], ["pods/status"]),
+      rule(["list", "delete", "get", "watch"], [legacy], ["pods"]),
+      eventsRule,
+    ],
     // It only creates the `default` account; it reads namespaces and accounts through the
     // controller-manager's shared informers, which list and watch under the manager's own role.
     "service-account-controller": [rule(["create"], [legacy], ["serviceaccounts"]), eventsRule],
