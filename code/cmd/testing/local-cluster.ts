@@ -22,7 +22,7 @@
  * @chapter 07-kubelet
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
@@ -41,6 +41,11 @@ export interface LocalClusterOptions {
   nodes?: string[];
   /** Extra flags for every kubelet (durations shortened for a test, …). */
   kubeletArgs?: string[];
+  /**
+   * A KubeletConfiguration (kubelet.config.k8s.io/v1beta1, YAML) every kubelet gets as `--config`:
+   * the node Lease's duration and the status report frequency have no flag upstream.
+   */
+  kubeletConfig?: string;
   controllerManagerArgs?: string[];
   schedulerArgs?: string[];
   apiServerArgs?: string[];
@@ -96,6 +101,7 @@ export class LocalCluster {
     });
     if (pki instanceof PKIError) throw pki;
     const c = new LocalCluster(dir, port, pki.layout, options);
+    if (options.kubeletConfig) await writeFile(join(dir, "kubelet-config.yaml"), options.kubeletConfig);
     try {
       await c.startControlPlane();
       for (const name of nodes) await c.startKubelet(name);
@@ -173,6 +179,7 @@ export class LocalCluster {
         `--port=${port}`,
         `--pod-cidr=${podCIDR}`,
         "--runtime=process",
+        ...(this.options.kubeletConfig ? [`--config=${join(this.dir, "kubelet-config.yaml")}`] : []),
         // Two kubelets on one machine: no fixed healthz or read-only port.
         "--healthz-port=0",
         "--read-only-port=0",
