@@ -19,6 +19,7 @@
  * - a probe errored on each of its `maxProbeRetries` tries → an Unhealthy "errored" event and a
  *   rejection (upstream returns Failure with the error; the worker discards it either way).
  *
+ * @upstream kubernetes/kubernetes pkg/probe/grpc/grpc.go (the gRPC handler: probe/grpc.ts)
  * @upstream kubernetes/kubernetes pkg/kubelet/prober/prober.go (prober, probe, runProbeWithRetries, runProbe, maxProbeRetries)
  * @upstream kubernetes/kubernetes pkg/kubelet/events/event.go (ContainerUnhealthy, ContainerProbeWarning)
  * @chapter 07-kubelet
@@ -26,6 +27,7 @@
 
 import type { Container, Pod, PodStatus, Probe } from "../../api/core.ts";
 import { doExecProbe, type ExecSync } from "./probe/exec.ts";
+import { doGRPCProbe } from "./probe/grpc.ts";
 import { doHTTPProbe, newRequestForHTTPGetAction } from "./probe/http.ts";
 import { type Dial, type ProbeOutcome, resolveContainerPort } from "./probe/probe.ts";
 import { doTCPProbe } from "./probe/tcp.ts";
@@ -133,11 +135,11 @@ export class Prober {
       // A port that does not resolve: the probe cannot be judged.
       return { result: "unknown", output: "", error: err as Error };
     }
-    // gRPC (the grpc.health.v1 Check call) is not built yet: it needs an HTTP/2 gRPC client.
+    // A gRPC probe has no host field: always the pod's IP.
+    if (spec.grpc) return doGRPCProbe(podIP, spec.grpc.service ?? "", spec.grpc.port, timeoutMs, this.o.dial);
     // (format.Pod's "name_namespace(uid)" names the pod, as in upstream's message.)
     const where = `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid}):${container.name}`;
-    const what = spec.grpc ? "grpc probes are not built in this course yet" : "missing probe handler";
-    return { result: "unknown", output: "", error: new Error(`${what} for ${where}`) };
+    return { result: "unknown", output: "", error: new Error(`missing probe handler for ${where}`) };
   }
   // #endregion run-probe
 }
