@@ -10,7 +10,7 @@ import { CodeExitError, isNotFound } from "./cri-errors.ts";
 import { readPortMap } from "./network/pod-network.ts";
 import { ProcessImageService } from "./process-image-service.ts";
 import { ProcessRuntimeService } from "./process-runtime-service.ts";
-import { type ContainerRecord, isSameProcess, readRecords } from "./process-state.ts";
+import { type ContainerRecord, isSameProcess, processStartToken, readRecords } from "./process-state.ts";
 
 // Real processes: every root dir made here is swept in afterEach — each recorded container's
 // process group gets SIGKILL, whatever the test did — and afterAll checks none survived.
@@ -126,13 +126,12 @@ async function exited(rt: ProcessRuntimeService, id: string, ms = 20_000) {
   );
 }
 
+/**
+ * Whether `pid` still runs. A zombie does not: it has exited and waits for its parent (this test
+ * process, which spawned it through the first runtime) to reap it, which a loaded machine delays.
+ */
 function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return processStartToken(pid) !== undefined;
 }
 
 describe("ProcessRuntimeService", () => {
