@@ -18,10 +18,10 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The pids step 1 printed, by component (`kube-apiserver  pid 123`, `kubelet node-1  pid 124`). */
+/** The pids step 1 printed, by component (`+  0.01 s  kube-apiserver  pid 123 …`). */
 function componentPids(stdout: string): Map<string, number> {
   const pids = new Map<string, number>();
-  for (const m of stdout.matchAll(/^ {5}(kube-\S+|kubelet node-\d) +pid (\d+)/gm))
+  for (const m of stdout.matchAll(/^ {3}\+ *[\d.]+ s {2}(kube-\S+|kubelet node-\d) +pid (\d+)/gm))
     pids.set(m[1], Number(m[2]));
   return pids;
 }
@@ -172,12 +172,12 @@ describe("npm run chapter -- 7", () => {
     const containers = new Set(
       [
         ...(/The container's process: pid (\d+) \(gone\) → pid (\d+)\./.exec(out.stdout) ?? []).slice(1),
-        ...(/the container process still running \(pid (\d+)\)/.exec(out.stdout) ?? []).slice(1),
+        ...(/then the containers they left running \(pid (\d+)\)/.exec(out.stdout) ?? []).slice(1),
       ].map(Number),
     );
     expect(containers.size).toBe(2); // the one liveness killed, and the one cleanup stopped
     for (const pid of containers) expect(alive(pid), `container ${pid}`).toBe(false);
-    const folder = /kubectl apply -f (\S+)\/web\.yaml/.exec(out.stdout)?.[1];
+    const folder = /--audit-log-path=(\S+)\/audit\.log,/.exec(out.stdout)?.[1];
     expect(folder).toBeDefined();
     expect(existsSync(folder as string)).toBe(false);
   });

@@ -23,13 +23,16 @@
  * @upstream none — course demo
  * @chapter 07-kubelet
  */
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Endpoints, Event, Pod } from "../../code/api/core.ts";
+import { basename, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseAllDocuments } from "yaml";
+import type { Endpoints, Event, Pod, Probe } from "../../code/api/core.ts";
 import type { KubeObject } from "../../code/api/meta.ts";
 import type { Watch } from "../../code/client/tools/cache/listwatch.ts";
+import type { CommandProcess } from "../../code/cmd/testing/command-process.ts";
 import { LocalCluster } from "../../code/cmd/testing/local-cluster.ts";
 import { cleanupSync, track, trackTempDir } from "../../code/testing/child-process.ts";
 import {
@@ -48,36 +51,30 @@ import {
 } from "../demo.ts";
 
 // #region manifest
-/** The probes' settings: short periods so the demo is quick; upstream's defaults are 10 s / 3. */
-const probes = {
-  startup: { period: 1, failureThreshold: 10 },
-  liveness: { period: 1, failureThreshold: 3 },
-  readiness: { period: 1, failureThreshold: 2, successThreshold: 1 },
-  startDelay: 2,
-};
+/** The pod and its Service (chapters/07-kubelet/web.yaml): a learner can apply it as it is. */
+const manifestFile = fileURLToPath(new URL("./web.yaml", import.meta.url));
+const manifest = readFileSync(manifestFile, "utf8");
 
-const manifest = `apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-  labels: {app: web}
-spec:
-  containers:
-  - name: web
-    image: course/web:1.0
-    args: ["--start-delay=${probes.startDelay}"]     # listens only after ${probes.startDelay} s
-    ports: [{containerPort: 8080}]
-    startupProbe:   {httpGet: {path: /healthz, port: 8080}, periodSeconds: ${probes.startup.period}, failureThreshold: ${probes.startup.failureThreshold}}
-    livenessProbe:  {httpGet: {path: /healthz, port: 8080}, periodSeconds: ${probes.liveness.period}, failureThreshold: ${probes.liveness.failureThreshold}}
-    readinessProbe: {httpGet: {path: /readyz,  port: 8080}, periodSeconds: ${probes.readiness.period}, failureThreshold: ${probes.readiness.failureThreshold}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web}
-spec:
-  selector: {app: web}
-  ports: [{port: 80, targetPort: 8080}]
-`;
+/** The probes' settings as the manifest sets them, with upstream's defaults for what it leaves out. */
+function probeSettings(text: string) {
+  const pod = parseAllDocuments(text)
+    .map((d) => d.toJS() as Pod)
+    .find((o) => o.kind === "Pod") as Pod;
+  const c = pod.spec.containers[0];
+  const of = (p: Probe | undefined) => ({
+    period: p?.periodSeconds ?? 10,
+    failureThreshold: p?.failureThreshold ?? 3,
+    successThreshold: p?.successThreshold ?? 1,
+  });
+  const delay = c.args?.find((a) => a.startsWith("--start-delay="))?.split("=")[1];
+  return {
+    startup: of(c.startupProbe),
+    liveness: of(c.livenessProbe),
+    readiness: of(c.readinessProbe),
+    startDelay: Number(delay ?? 0),
+  };
+}
+const probes = probeSettings(manifest);
 // #endregion manifest
 
 /** What the API server records: the kubelets' pod reads and status writes, and the binding. */
@@ -316,9 +313,10 @@ async function main(): Promise<number> {
     const all = [...components.map(([, pid]) => pid), ...containers];
     for (let i = 0; i < 100 && all.some(alive); i++) await sleep(50);
     const left = all.filter(alive);
-    say(`Stopped ${components.map(([n, pid]) => `${n} (pid ${pid})`).join(", ")}`);
+    say(`Stopped the ${components.length} components (pids ${components.map(([, pid]) => pid).join(", ")}),`);
+    const pids = containers.length === 1 ? "pid" : "pids";
     say(
-      `and the container process${containers.length === 1 ? "" : "es"} still running (pid ${containers.join(", ") || "-"}).`,
+      `then the containers they left running (${pids} ${containers.join(", ") || "-"}): containers outlive their kubelet.`,
     );
     say(left.length === 0 ? green("No process left running.") : yellow(`still running: ${left.join(", ")}`));
   };
@@ -331,6 +329,24 @@ async function main(): Promise<number> {
     await writeFile(join(work, "audit-policy.yaml"), auditPolicy);
     const auditLog = join(work, "audit.log");
     const starting = Date.now();
+    const since = () => dim(`+${seconds(Date.now() - starting).padStart(7)}`);
+    /** Each process as it starts: its command, pid and the flags that tell it apart. */
+    const started = (p: CommandProcess) => {
+      track(p.child);
+      const args = p.child.spawnargs;
+      const command = basename(args.find((a) => a.endsWith(".ts")) ?? "?", ".ts");
+      const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`));
+      const node = flag("hostname-override")?.split("=")[1];
+      const name = node ? `kubelet ${node}` : command;
+      const shown = (
+        node
+          ? [flag("pod-cidr"), flag("runtime")]
+          : command === "kube-apiserver"
+            ? [flag("secure-port"), flag("authorization-mode")]
+            : []
+      ).join(" ");
+      say(`${since()}  ${name.padEnd(23)}  pid ${String(p.child.pid).padEnd(7)} ${dim(shown)}`);
+    };
     cluster = await LocalCluster.start({
       nodes: ["node-1", "node-2"],
       apiServerArgs: [
@@ -338,18 +354,14 @@ async function main(): Promise<number> {
         `--audit-log-path=${auditLog}`,
       ],
       controllerManagerArgs: ["--use-service-account-credentials"],
-      onProcess: (p) => track(p.child),
+      onProcess: started,
     });
     const c = cluster;
-    say(`All up, both nodes Ready, in ${seconds(Date.now() - starting)}:`);
-    say(`  kube-apiserver           pid ${c.apiserver?.child.pid}   https://127.0.0.1:${c.port}`);
-    say(`  kube-controller-manager  pid ${c.controllerManager?.child.pid}`);
-    say(`  kube-scheduler           pid ${c.scheduler?.child.pid}`);
-    for (const k of c.kubelets.values())
-      say(
-        `  kubelet ${k.name}          pid ${k.process.child.pid}   --pod-cidr=${k.podCIDR} --runtime=process`,
-      );
+    say(`${since()}  ${green("both nodes registered and Ready")}`);
     note("Each authenticates with its own certificate (chapter 3); kubectl below runs as the cluster admin.");
+    note(
+      "The kubelets start only once the API server serves; a node is Ready after its kubelet's first status.",
+    );
     // #endregion start
 
     const w = await Watching.start(c);
@@ -417,23 +429,25 @@ async function main(): Promise<number> {
     const reads = (await audit()).filter(
       (e) => e.user.username?.startsWith("system:node:") && (e.verb === "list" || e.verb === "watch"),
     );
-    say("The API server's audit log — every list and watch of pods by a kubelet so far:");
+    say("Every list and watch of pods by a kubelet so far, from the API server's audit log:");
     for (const e of reads) say(`  ${e.user.username?.padEnd(19)} ${e.verb.padEnd(5)} ${cyan(e.requestURI)}`);
+    note(`(kube-apiserver --audit-log-path=${auditLog}, a policy that records only these, the`);
+    note("binding and the status writes; the folder is removed when the demo ends)");
     note(
       "A list (resourceVersion=0: served from the watch cache), then a watch from that list's resourceVersion.",
     );
     note("fieldSelector=spec.nodeName%3Dnode-1 is spec.nodeName=node-1: only the pods bound to that node.");
     note(
-      "Nothing else reaches a kubelet — no callback, no push: a binding arrives on this watch as MODIFIED.",
+      "Nothing else reaches a kubelet, no call, no push: a bound pod arrives on this watch as ADDED (it did",
     );
+    note("not match the selector before its binding: its spec.nodeName was empty).");
     // #endregion watch
 
     // #region to-ready
     step("course/web with three probes: from created to Ready");
-    await writeFile(join(work, "web.yaml"), manifest);
-    for (const line of manifest.split("\n").filter((l) => l !== "")) say(dim(line));
+    for (const line of manifest.split("\n").filter((l) => l !== "" && !l.startsWith("#"))) say(dim(line));
     w.narrate();
-    await kubectl(["apply", "-f", join(work, "web.yaml")], undefined, () => {
+    await kubectl(["apply", "-f", relative(process.cwd(), manifestFile)], undefined, () => {
       const added = w.first(0, ({ s }) => s.kind === "pod");
       if (added) w.from(added.at);
     });
