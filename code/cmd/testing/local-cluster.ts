@@ -53,6 +53,11 @@ export interface LocalClusterOptions {
   controllerManager?: boolean;
   /** Start kube-scheduler (default true). */
   scheduler?: boolean;
+  /**
+   * Called with every component process as it starts, before `start` resolves: a demo stopped by
+   * Ctrl-C while the cluster is still starting can still kill what was started.
+   */
+  onProcess?: (p: CommandProcess) => void;
 }
 
 export interface KubeletProcess {
@@ -115,6 +120,7 @@ export class LocalCluster {
 
   private track(p: CommandProcess): CommandProcess {
     this.processes.push(p);
+    this.options.onProcess?.(p);
     return p;
   }
 
