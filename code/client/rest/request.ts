@@ -183,7 +183,10 @@ export class Request {
     const path = segments.map(escapeSegment).join("/");
     const url = new URL(this.c.base);
     url.pathname = `${url.pathname.replace(/\/$/, "")}/${path}`;
-    url.search = this.query.toString();
+    // Sorted by key, as Go's url.Values.Encode: the request line reads as client-go's does.
+    const query = new URLSearchParams(this.query);
+    query.sort();
+    url.search = query.toString();
     return url;
   }
   // #endregion request
