@@ -26,7 +26,7 @@
 
 import type { Container, Pod, PodStatus, Probe } from "../../api/core.ts";
 import { doExecProbe, type ExecSync } from "./probe/exec.ts";
-import { doHTTPProbe, newRequestForHTTPGetAction } from "./probe/http.ts";
+import { doHTTPProbe, type judgeHTTPResponse, newRequestForHTTPGetAction } from "./probe/http.ts";
 import { type Dial, type ProbeOutcome, resolveContainerPort } from "./probe/probe.ts";
 import { doTCPProbe } from "./probe/tcp.ts";
 import type { Result } from "./results/results-manager.ts";
@@ -48,6 +48,8 @@ export interface ProberOptions {
     reason: string,
     message: string,
   ) => void;
+  /** How an HTTP probe judges each response; the real one unless a test (exercise 7.2) plugs in its own. */
+  judgeHTTPResponse?: typeof judgeHTTPResponse;
 }
 
 export class Prober {
@@ -124,6 +126,7 @@ export class Prober {
         return await doHTTPProbe(
           { ...newRequestForHTTPGetAction(spec.httpGet, container, podIP), dial: this.o.dial },
           timeoutMs,
+          this.o.judgeHTTPResponse,
         );
       if (spec.tcpSocket) {
         const port = resolveContainerPort(spec.tcpSocket.port, container);
