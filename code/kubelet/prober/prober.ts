@@ -28,7 +28,7 @@
 import type { Container, Pod, PodStatus, Probe } from "../../api/core.ts";
 import { doExecProbe, type ExecSync } from "./probe/exec.ts";
 import { doGRPCProbe } from "./probe/grpc.ts";
-import { doHTTPProbe, newRequestForHTTPGetAction } from "./probe/http.ts";
+import { doHTTPProbe, type judgeHTTPResponse, newRequestForHTTPGetAction } from "./probe/http.ts";
 import { type Dial, type ProbeOutcome, resolveContainerPort } from "./probe/probe.ts";
 import { doTCPProbe } from "./probe/tcp.ts";
 import type { Result } from "./results/results-manager.ts";
@@ -50,6 +50,8 @@ export interface ProberOptions {
     reason: string,
     message: string,
   ) => void;
+  /** How an HTTP probe judges each response; the real one unless a test (exercise 7.2) plugs in its own. */
+  judgeHTTPResponse?: typeof judgeHTTPResponse;
 }
 
 export class Prober {
@@ -126,6 +128,7 @@ export class Prober {
         return await doHTTPProbe(
           { ...newRequestForHTTPGetAction(spec.httpGet, container, podIP), dial: this.o.dial },
           timeoutMs,
+          this.o.judgeHTTPResponse,
         );
       if (spec.tcpSocket) {
         const port = resolveContainerPort(spec.tcpSocket.port, container);
