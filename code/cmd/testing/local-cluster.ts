@@ -146,7 +146,7 @@ export class LocalCluster {
         ...(this.options.apiServerArgs ?? []),
       ]),
     );
-    await this.apiserver.waitForStderr("Serving securely on", 60_000);
+    await this.apiserver.waitForStderr("Serving securely on", 120_000);
     this.admin = newForConfig(buildConfigFromFlags("", this.adminKubeconfig, {}));
     if (this.options.controllerManager !== false) {
       this.controllerManager = this.track(
@@ -198,7 +198,7 @@ export class LocalCluster {
     return k;
   }
 
-  async waitForNodesReady(names: string[], timeoutMs = 60_000): Promise<void> {
+  async waitForNodesReady(names: string[], timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const list = await this.admin.coreV1
