@@ -1,6 +1,6 @@
 // Mistake: podIsTerminal is ignored: the restartPolicy decides even when the kubelet has finished
 // with the pod. Plausible: Always means "restart", so all-stopped looks like Running. But a deleted
-// or evicted pod will never be restarted; since 1.27 upstream's getPhase gives such a pod Succeeded
+// or evicted pod will never be restarted; upstream's getPhase gives such a pod Succeeded
 // or Failed from its exit codes, whatever its restartPolicy (static pods excepted).
 import type { ContainerStatus, Pod, PodPhase } from "../../../code/api/core.ts";
 
