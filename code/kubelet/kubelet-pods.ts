@@ -71,6 +71,8 @@ export interface GenerateAPIPodStatusDeps {
   oldPodStatus?: PodStatus;
   /** The prober manager's UpdatePodStatus: sets ready/started before the conditions are made. */
   updatePodStatus?: (pod: Pod, status: PodStatus) => void;
+  /** The phase from the container statuses; the real getPhase by default (chapter 7's exercise swaps it). */
+  getPhase?: typeof getPhase;
 }
 
 /** The condition types the kubelet owns; others (readiness gates, DisruptionTarget) are kept. */
@@ -94,7 +96,7 @@ export function generateAPIPodStatus(
   const oldPodStatus = deps.oldPodStatus ?? apiStatus;
   const s = convertStatusToAPIStatus(pod, podStatus, oldPodStatus, deps.reasonCache);
 
-  s.phase = getPhase(
+  s.phase = (deps.getPhase ?? getPhase)(
     pod,
     [...(s.containerStatuses ?? []), ...(s.initContainerStatuses ?? [])],
     podIsTerminal,

@@ -89,6 +89,8 @@ export interface KubeGenericRuntimeManagerOptions {
   osInterface?: OSInterface;
   /** The image pull backoff; a fresh 10 s … 300 s one by default. */
   imageBackOff?: Backoff;
+  /** The CrashLoopBackOff decision; the real doBackOff by default (chapter 7's exercise swaps it). */
+  doBackOff?: typeof doBackOff;
 }
 
 export class KubeGenericRuntimeManager implements Runtime {
@@ -215,7 +217,7 @@ export class KubeGenericRuntimeManager implements Runtime {
       const exited = podStatus.containerStatuses.find(
         (s) => s.name === container.name && s.state === "exited",
       );
-      const back = doBackOff(pod, container, exited?.finishedAt, backOff);
+      const back = (this.o.doBackOff ?? doBackOff)(pod, container, exited?.finishedAt, backOff);
       if (back.inBackOff) {
         this.o.recorder(pod, "Warning", back.event.reason, back.event.message);
         r.error = back.reason;
