@@ -123,12 +123,13 @@ export class KubeletSyncer implements PodSyncer {
     this.o.reasonCache.update(pod.metadata.uid ?? "", result);
     const err = podSyncError(result);
     if (err) {
-      // Waiting in a backoff is not a failure of the sync: no retry sooner than the resync.
+      // Meant as "waiting in a backoff is not a failure of the sync". But upstream 1.32 tests every
+      // result — the successful ones too, whose nil error is not a backoff — so any sync with a
+      // success beside its backoff (ConfigPodSandbox always is) is an error, retried in 10–15 s
+      // (kubernetes#123602). We keep 1.32's behaviour, which is why ImagePullBackOff shows soon.
       const onlyBackOff =
         !result.syncError &&
-        result.syncResults.every(
-          (r) => !r.error || r.error === "CrashLoopBackOff" || r.error === "ImagePullBackOff",
-        );
+        result.syncResults.every((r) => r.error === "CrashLoopBackOff" || r.error === "ImagePullBackOff");
       if (!onlyBackOff) throw err;
     }
     return false;
