@@ -32,6 +32,7 @@ import type { Clock } from "../client/util/clock.ts";
 import type { Backoff } from "../client/util/flowcontrol/backoff.ts";
 import {
   containerIDString,
+  convertPodStatusToRunningPod,
   type PodStatus,
   type PodSyncResult,
   podSyncError,
@@ -201,33 +202,6 @@ export class KubeletSyncer implements PodSyncer {
     this.o.reasonCache.remove(pod.metadata.uid ?? "");
   }
   // #endregion sync-terminated-pod
-}
-
-/** ConvertPodStatusToRunningPod: the running containers and sandboxes of a status. */
-export function convertPodStatusToRunningPod(runtimeName: string, podStatus: PodStatus): RuntimePod {
-  return {
-    id: podStatus.id,
-    name: podStatus.name,
-    namespace: podStatus.namespace,
-    containers: podStatus.containerStatuses
-      .filter((c) => c.state === "running")
-      .map((c) => ({
-        id: c.id,
-        name: c.name,
-        image: c.image,
-        imageID: c.imageID,
-        hash: c.hash,
-        state: c.state,
-      })),
-    sandboxes: podStatus.sandboxStatuses.map((s) => ({
-      id: { type: runtimeName, id: s.id },
-      name: "",
-      image: "",
-      imageID: "",
-      hash: "",
-      state: s.state === "SANDBOX_READY" ? ("running" as const) : ("exited" as const),
-    })),
-  };
 }
 
 function raceSignal<T>(p: Promise<T>, signal: AbortSignal): Promise<T | undefined> {

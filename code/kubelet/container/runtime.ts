@@ -17,6 +17,7 @@
  * - times here are milliseconds since the epoch (the CRI's are nanoseconds).
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/container/runtime.go (Runtime, Pod, PodStatus, Status, ContainerID, State)
+ * @upstream kubernetes/kubernetes pkg/kubelet/container/helpers.go (ConvertPodStatusToRunningPod)
  * @upstream kubernetes/kubernetes pkg/kubelet/container/sync_result.go (PodSyncResult, SyncResult, SyncAction)
  * @chapter 07-kubelet
  */
@@ -146,4 +147,31 @@ export interface Runtime {
   getPodStatus(uid: string, name: string, namespace: string): Promise<PodStatus>;
   /** Removes a terminated pod's exited containers and sandboxes (the kubelet's cleanup after syncTerminatedPod). */
   removeTerminatedPod(uid: string): Promise<void>;
+}
+
+/** ConvertPodStatusToRunningPod: the running part of a pod status, as killPod takes it — running containers, every sandbox. */
+export function convertPodStatusToRunningPod(runtimeName: string, podStatus: PodStatus): RuntimePod {
+  return {
+    id: podStatus.id,
+    name: podStatus.name,
+    namespace: podStatus.namespace,
+    containers: podStatus.containerStatuses
+      .filter((s) => s.state === "running")
+      .map((s) => ({
+        id: s.id,
+        name: s.name,
+        image: s.image,
+        imageID: s.imageID,
+        hash: s.hash,
+        state: s.state,
+      })),
+    sandboxes: podStatus.sandboxStatuses.map((s) => ({
+      id: { type: runtimeName, id: s.id },
+      name: "",
+      image: "",
+      imageID: "",
+      hash: "",
+      state: s.state === "SANDBOX_READY" ? "running" : "exited",
+    })),
+  };
 }

@@ -22,7 +22,7 @@
  */
 
 import type { Container, Pod } from "../../api/core.ts";
-import type { PodStatus, RuntimePod, State, Status } from "../container/runtime.ts";
+import type { PodStatus, State, Status } from "../container/runtime.ts";
 import type { ContainerState } from "../runtime/cri.ts";
 
 /** format.Pod: `name_namespace(uid)`, how the kubelet names a pod in messages. */
@@ -96,33 +96,6 @@ export function containerSucceeded(c: Container, podStatus: PodStatus): boolean 
   const s = findContainerStatusByName(podStatus, c.name);
   if (!s || s.state === "running") return false;
   return s.exitCode === 0;
-}
-
-/** The running part of a pod status, as killPod takes it: running containers, every sandbox. */
-export function convertPodStatusToRunningPod(runtimeName: string, podStatus: PodStatus): RuntimePod {
-  return {
-    id: podStatus.id,
-    name: podStatus.name,
-    namespace: podStatus.namespace,
-    containers: podStatus.containerStatuses
-      .filter((s) => s.state === "running")
-      .map((s) => ({
-        id: s.id,
-        name: s.name,
-        image: s.image,
-        imageID: s.imageID,
-        hash: s.hash,
-        state: s.state,
-      })),
-    sandboxes: podStatus.sandboxStatuses.map((s) => ({
-      id: { type: runtimeName, id: s.id },
-      name: "",
-      image: "",
-      imageID: "",
-      hash: "",
-      state: s.state === "SANDBOX_READY" ? "running" : "exited",
-    })),
-  };
 }
 
 /** Go's time.Duration.String() for a whole number of milliseconds: 0s, 313ms, 1.594s, 1m20.5s. */

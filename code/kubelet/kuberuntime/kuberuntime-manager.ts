@@ -34,6 +34,7 @@ import type { Clock } from "../../client/util/clock.ts";
 import type { Backoff } from "../../client/util/flowcontrol/backoff.ts";
 import type { EventRecorder } from "../../controllers/pod-control.ts";
 import {
+  convertPodStatusToRunningPod,
   type PodStatus,
   type PodSyncResult,
   podSyncError,
@@ -50,7 +51,7 @@ import { KubernetesPodUIDLabel } from "../runtime/cri.ts";
 import { isNotFound } from "../runtime/cri-errors.ts";
 import type { EnvSources } from "./container-env.ts";
 import { doBackOff } from "./crash-loop-backoff.ts";
-import { convertPodStatusToRunningPod, formatPod, toKubeContainerState } from "./helpers.ts";
+import { formatPod, toKubeContainerState } from "./helpers.ts";
 import {
   type ContainerContext,
   getPodContainerStatuses,
