@@ -15,7 +15,7 @@
  * Flags: upstream's names and defaults (cli/kubelet-flags.ts: `--kubeconfig`, `--hostname-override`,
  * `--root-dir`, `--config`, `--port`, `--address`, `--healthz-port`, `--pod-manifest-path`,
  * `--node-labels`, `--register-with-taints`, `--node-ip`, `--pod-cidr`, `--client-ca-file`, …),
- * plus the course's `--runtime=process|fake` and `--fake-capacity`.
+ * plus the course's `--runtime=process|fake`, `--fake-capacity` and `--warm-pool`.
  *
  * Stopping: SIGTERM stops the loops, the node status and Lease, and the server, and leaves the
  * containers running — a kubelet restart must not restart its pods; the next kubelet over the same
@@ -214,7 +214,7 @@ function newRuntime(o: KubeletOptions, dir: string, nodeIP: string): KubeletRunt
   }
   const podCIDR = o.config.podCIDR || undefined;
   const images = new ProcessImageService(dir);
-  const service = new ProcessRuntimeService({ rootDir: dir, images, podCIDR, nodeIP });
+  const service = new ProcessRuntimeService({ rootDir: dir, images, podCIDR, nodeIP, warmPool: o.warmPool });
   const range = podRange(service.network.podCIDR);
   return {
     name: "process",
