@@ -25,8 +25,9 @@
  * - idle cost: once every pod runs and the cluster is quiet, the API server's request log (one
  *   line per request, with the client's user agent `kubelet/v1.32.0 (<node>)`) is counted for
  *   `--idle-seconds` (30): requests per second per kubelet, by verb and resource;
- * - CPU seconds per component (API server, scheduler, kubelets, this process) while the pods
- *   start, from /proc: which component the time goes to;
+ * - CPU seconds per component (API server, scheduler, kubelets, the containers, this process)
+ *   while the pods start, from /proc: which component the time goes to (a container's figure is
+ *   its whole life, all of it inside the window; the warm pool's processes are not counted);
  * - `--warm N` (process part) starts the kubelets with a warm pool of N Node processes each
  *   (`--warm-pool`); the default is cold, as the kubelet's default;
  * - `--cpu-prof DIR` writes a CPU profile of every component child (their own --cpu-prof, on
@@ -157,17 +158,21 @@ function waitForLine(c: ReturnType<typeof startChild>, pattern: RegExp, timeoutM
   });
 }
 
-/** SIGKILL to every container process recorded under the kubelets' root dirs (each is its group's leader). */
-function killContainersSync(): number {
-  let killed = 0;
+/** The running container processes recorded under the kubelets' root dirs. */
+function containerPids(): number[] {
+  const pids: number[] = [];
   for (const dir of kubeletRootDirs)
     for (const rec of readRecords<ContainerRecord>(join(dir, "runtime", "containers")))
-      if (rec.pid !== undefined && isSameProcess(rec.pid, rec.startToken))
-        try {
-          process.kill(-rec.pid, "SIGKILL");
-          killed++;
-        } catch {}
-  return killed;
+      if (rec.pid !== undefined && isSameProcess(rec.pid, rec.startToken)) pids.push(rec.pid);
+  return pids;
+}
+
+/** SIGKILL to every container process (each is its group's leader, the group goes with it). */
+function killContainersSync(): void {
+  for (const pid of containerPids())
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {}
 }
 
 /** Every component gets SIGTERM and 10 s (a profile is written at exit), then SIGKILL; then the containers. */
@@ -309,6 +314,8 @@ async function cpuDuring<T>(
       const s = cpuSeconds(c.child.pid);
       if (s !== undefined) by[kind(c.name)] = (by[kind(c.name)] ?? 0) + s;
     }
+    // The process runtime's containers (Node processes booting): live ones, from the records.
+    for (const pid of containerPids()) by.containers = (by.containers ?? 0) + (cpuSeconds(pid) ?? 0);
     return by;
   };
   const before = sample();
