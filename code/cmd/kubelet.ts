@@ -15,7 +15,7 @@
  * Flags: upstream's names and defaults (cli/kubelet-flags.ts: `--kubeconfig`, `--hostname-override`,
  * `--root-dir`, `--config`, `--port`, `--address`, `--healthz-port`, `--pod-manifest-path`,
  * `--node-labels`, `--register-with-taints`, `--node-ip`, `--pod-cidr`, `--client-ca-file`, …),
- * plus the course's `--runtime=process|fake` and `--fake-capacity`.
+ * plus the course's `--runtime=process|fake`, `--fake-capacity` and `--warm-pool`.
  *
  * Stopping: SIGTERM stops the loops, the node status and Lease, and the server, and leaves the
  * containers running — a kubelet restart must not restart its pods; the next kubelet over the same
@@ -28,6 +28,7 @@
  * cluster CA); upstream would accept any client certificate. The read-only port is not served.
  *
  * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (NewKubeletCommand, Run, RunKubelet)
+ * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go (KubeAPIQPS 50, KubeAPIBurst 100)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (ListenAndServeHealthz… : the healthz port)
  * @chapter 07-kubelet
  */
@@ -50,6 +51,10 @@ import { FlagError } from "./cli/flag.ts";
 import { handleHealth, namedCheck } from "./cli/healthz.ts";
 import { type KubeletOptions, kubeletConfigurationFromFlags, kubeletFlags } from "./cli/kubelet-flags.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
+
+/** pkg/kubelet/apis/config/v1beta1/defaults.go: KubeAPIQPS, KubeAPIBurst. */
+const KubeAPIQPS = 50;
+const KubeAPIBurst = 100;
 
 interface KubeletCommandOptions extends KubeletOptions {
   rest: Config;
@@ -100,7 +105,15 @@ const kubelet = command({
       );
     return {
       ...o,
-      rest: { ...rest, userAgent: rest.userAgent ?? `kubelet/v1.32.0 (${o.nodeName})` },
+      // KubeletConfiguration's kubeAPIQPS 50 and kubeAPIBurst 100 (v1beta1 defaults.go): without
+      // them the client's own default, 5/s, queues a burst of pods' events and status patches
+      // for seconds (the kubelet benchmark's startup latency showed it). No flag or file field yet.
+      rest: {
+        ...rest,
+        qps: rest.qps || KubeAPIQPS,
+        burst: rest.burst || KubeAPIBurst,
+        userAgent: rest.userAgent ?? `kubelet/v1.32.0 (${o.nodeName})`,
+      },
       clientCA,
     };
   },
@@ -201,7 +214,7 @@ function newRuntime(o: KubeletOptions, dir: string, nodeIP: string): KubeletRunt
   }
   const podCIDR = o.config.podCIDR || undefined;
   const images = new ProcessImageService(dir);
-  const service = new ProcessRuntimeService({ rootDir: dir, images, podCIDR, nodeIP });
+  const service = new ProcessRuntimeService({ rootDir: dir, images, podCIDR, nodeIP, warmPool: o.warmPool });
   const range = podRange(service.network.podCIDR);
   return {
     name: "process",

@@ -310,9 +310,19 @@ describe("kubelet flags: each flag", () => {
     );
   });
 
+  it("--warm-pool (course flag): Node processes kept booted, for a process-runtime kubelet only", () => {
+    expect(ok().warmPool).toBe(0);
+    expect(ok("--warm-pool=4").warmPool).toBe(4);
+    expect(refused("--runtime=fake", "--warm-pool=2")).toBe(
+      "kubelet: --warm-pool: only the process runtime starts processes (fix: drop --warm-pool, or use --runtime=process)",
+    );
+    expect(refused("--warm-pool=-1")).toContain("--warm-pool: -1 is negative");
+  });
+
   it("says in --help which flags are the course's own", () => {
     expect(kubeletFlags.runtime.help).toMatch(/^COURSE FLAG \(upstream has none/);
     expect(kubeletFlags["fake-capacity"].help).toMatch(/^COURSE FLAG \(upstream has none/);
+    expect(kubeletFlags["warm-pool"].help).toMatch(/^COURSE FLAG \(upstream has none/);
     expect(kubeletFlags.port.help).toContain(`(DEPRECATED: ${configFlagDeprecation})`);
   });
 });

@@ -27,7 +27,7 @@
  *   (nodeutil.GetHostname).
  *
  * What upstream does differently:
- * - `--runtime=process|fake` and `--fake-capacity` are this course's: upstream's kubelet talks to
+ * - `--runtime=process|fake`, `--fake-capacity` and `--warm-pool` are this course's: upstream's kubelet talks to
  *   a CRI runtime over `--container-runtime-endpoint` and reads the machine from cAdvisor;
  * - upstream logs every deprecated flag when parsing; here the lines are returned in `warnings`
  *   for the command to log;
@@ -261,6 +261,10 @@ const courseFlags = {
     "COURSE FLAG (upstream has none: its kubelet reads the machine from cAdvisor). With --runtime=fake only: the capacity of the machine this kubelet simulates, as ResourceName=Quantity pairs (e.g. cpu=4,memory=8Gi,pods=110,ephemeral-storage=100Gi). Unset resources are this machine's.",
     "=",
   ),
+  "warm-pool": int32Flag(
+    "COURSE FLAG (upstream has none: containerd starts a container's process itself). With --runtime=process only: how many Node processes to keep booted for the next container starts (process-warm-pool.ts); 0, the default, starts each container as a fresh process.",
+    0,
+  ),
 };
 
 /** The kubelet's whole flag table: spread into the command's `flags`. */
@@ -394,6 +398,8 @@ export interface KubeletOptions {
   runtime: "process" | "fake";
   /** --fake-capacity (course flag, fake runtime only); absent: the machine's own. */
   fakeCapacity?: ResourceList;
+  /** --warm-pool (course flag, process runtime only): Node processes kept booted; 0: none. */
+  warmPool: number;
   /** config.kubeReserved / systemReserved, parsed (parseResourceList). */
   kubeReserved: ResourceList;
   systemReserved: ResourceList;
@@ -581,6 +587,15 @@ export function kubeletConfigurationFromFlags(
     }
   }
 
+  const warmPool = values["warm-pool"];
+  if (warmPool < 0)
+    return fail(`--warm-pool: ${warmPool} is negative`, "give 0 (no pool) or a positive count");
+  if (warmPool > 0 && values.runtime !== "process")
+    return fail(
+      "--warm-pool: only the process runtime starts processes",
+      "drop --warm-pool, or use --runtime=process",
+    );
+
   // GetHostname: the override or the machine's name, trimmed and lowercased.
   const hostname = (values["hostname-override"] || (deps.hostname ?? osHostname)()).trim().toLowerCase();
   if (hostname === "") return fail("empty hostname is invalid", "give --hostname-override=NAME");
@@ -600,6 +615,7 @@ export function kubeletConfigurationFromFlags(
     registerSchedulable: values["register-schedulable"],
     runtime: values.runtime,
     fakeCapacity,
+    warmPool,
     kubeReserved,
     systemReserved,
     evictionHard: toNodeStatusThresholds(thresholds),
