@@ -14,7 +14,7 @@ let records: FileRecord[] = [];
 
 beforeAll(async () => {
   if (variants.length > 0) records = await runVariants(variants, { label: "integrity" });
-}, 600_000);
+}, 900_000);
 
 const result = (name: string) => summarize(records, variants.find((v) => v.name === name)!);
 const describeFailure = (name: string) => {
