@@ -156,6 +156,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "garbage-collector-controller",
       "disruption-controller", // chapter 5
       "endpoints-controller", // chapter 7
+      "endpointslice-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
     ]);
