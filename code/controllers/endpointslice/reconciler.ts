@@ -252,7 +252,8 @@ function reconcileByAddressType(
   // Desired endpoints, grouped by the ports they share.
   const desired = new Map<string, { ports: EndpointPort[]; endpoints: Map<string, Endpoint> }>();
   for (const pod of input.pods) {
-    if (!shouldPodBeInEndpoints(pod, service.spec?.publishNotReadyAddresses === true)) continue;
+    // Terminating pods stay in, marked terminating: consumers may still drain to serving ones.
+    if (!shouldPodBeInEndpoints(pod, true)) continue;
     const ports = getEndpointPorts(service, pod);
     const node = pod.spec.nodeName ? input.nodeByName(pod.spec.nodeName) : undefined;
     if (pod.spec.nodeName && !node && service.spec?.publishNotReadyAddresses !== true) {
