@@ -215,7 +215,7 @@ describe("kube-controller-manager as a process", () => {
     try {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
-        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption,-endpoint,-nodelifecycle,-taint-eviction-controller",
+        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption,-endpoint,-endpointslice,-nodelifecycle,-taint-eviction-controller",
         "--secure-port=0",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
@@ -240,7 +240,7 @@ describe("kube-controller-manager as a process", () => {
       expect(await p.waitForExit()).toBe(2);
       const lines = p.stderr().trim().split("\n");
       expect(lines).toEqual([
-        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
+        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
       ]);
     } finally {
       p?.kill();
