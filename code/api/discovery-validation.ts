@@ -17,7 +17,7 @@
  * @upstream kubernetes/kubernetes pkg/apis/discovery/validation/validation.go (ValidateEndpointSlice, ValidateEndpointSliceCreate, ValidateEndpointSliceUpdate, validateEndpoints, validatePorts, validateAddressType)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/ip.go (IsValidIPv4Address, IsValidIPv6Address)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (IsFullyQualifiedDomainName)
- * @chapter 04-controllers
+ * @chapter 07-kubelet
  */
 import { validateNonSpecialIP } from "./core-validation.ts";
 import { supportedAddressTypes } from "./discovery.ts";

@@ -17,7 +17,7 @@
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/api/discovery/v1/types.go (EndpointSlice, Endpoint, EndpointConditions, EndpointPort, AddressType)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/api/discovery/v1/well_known_labels.go (LabelServiceName, LabelManagedBy)
- * @chapter 04-controllers
+ * @chapter 07-kubelet
  */
 import type { ObjectReference } from "./core.ts";
 import type { KubeObject } from "./meta.ts";

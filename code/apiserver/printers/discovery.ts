@@ -9,7 +9,7 @@
  * without a number prints its name, one without either `*`.
  *
  * @upstream kubernetes/kubernetes pkg/printers/internalversion/printers.go (endpointSliceColumnDefinitions, printEndpointSlice, formatDiscoveryPorts, formatDiscoveryEndpoints, listWithMoreString)
- * @chapter 04-controllers
+ * @chapter 07-kubelet
  */
 import type { EndpointSlice } from "../../api/discovery.ts";
 import { ageColumn, column, nameColumn, translateTimestampSince } from "./helpers.ts";

@@ -27,7 +27,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/endpointslice/errors.go (StaleInformerCache)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/discovery.go (newEndpointSliceControllerDescriptor, startEndpointSliceController)
  * @upstream kubernetes/kubernetes pkg/controller/endpointslice/config/types.go (ConcurrentServiceEndpointSyncs, MaxEndpointsPerSlice, EndpointUpdatesBatchPeriod)
- * @chapter 04-controllers
+ * @chapter 07-kubelet
  */
 import type { Node, Pod, Service } from "../../api/core.ts";
 import { type EndpointSlice, LabelManagedBy, LabelServiceName } from "../../api/discovery.ts";

@@ -30,7 +30,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/endpointslice/utils.go (podToEndpoint, getEndpointPorts, getEndpointAddresses, newEndpointSlice, getEndpointSlicePrefix, setEndpointSliceLabels, isReservedLabelKey, getSliceToFill, getAddressTypesForService, endpointSliceEndpointLen)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/endpointslice/util/endpointset.go (hashEndpoint)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/endpointslice/util/controller_utils.go (EndpointsEqualBeyondHash, NewPortMapKey)
- * @chapter 04-controllers
+ * @chapter 07-kubelet
  */
 import type { Node, Pod, Service } from "../../api/core.ts";
 import {

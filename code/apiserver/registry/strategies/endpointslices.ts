@@ -12,7 +12,7 @@
  * - a PUT never creates (AllowCreateOnUpdate false); an update without resourceVersion is accepted.
  *
  * @upstream kubernetes/kubernetes pkg/registry/discovery/endpointslice/strategy.go (endpointSliceStrategy)
- * @chapter 04-controllers
+ * @chapter 07-kubelet
  */
 import type { KubeObject } from "../../../api/meta.ts";
 import type { RESTStrategy } from "../strategy.ts";
