@@ -132,7 +132,8 @@ export function validateEndpointSlice(slice: KubeObject): FieldError[] {
   const addressType = str(slice.addressType);
   if (addressType === "") errors.push(required("addressType"));
   else if (!supportedAddressTypes.includes(addressType as never)) {
-    errors.push(notSupported("addressType", addressType, supportedAddressTypes));
+    // sets.String.List(): the supported values sorted.
+    errors.push(notSupported("addressType", addressType, [...supportedAddressTypes].sort()));
   }
   errors.push(...validateEndpointList(arr(slice.endpoints), addressType));
   errors.push(...validatePorts(arr(slice.ports)));
