@@ -30,6 +30,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/api/core/v1/types.go (+default="TCP" on ContainerPort.Protocol and ServicePort.Protocol, +default="" on GRPCAction.Service)
  * @upstream kubernetes/kubernetes pkg/apis/apps/v1/defaults.go (SetDefaults_Deployment, SetDefaults_ReplicaSet)
  * @upstream kubernetes/kubernetes pkg/apis/scheduling/v1/defaults.go (SetDefaults_PriorityClass)
+ * @upstream kubernetes/kubernetes pkg/apis/discovery/v1/defaults.go (SetDefaults_EndpointPort)
  * @upstream kubernetes/kubernetes pkg/util/parsers/parsers.go (ParseImageName: no tag means "latest")
  * @upstream kubernetes/kubernetes pkg/apis/core/v1/conversion.go (Convert_v1_Secret_To_core_Secret: stringData merged into data)
  * @chapter 02-apiserver
@@ -86,6 +87,7 @@ const defaulters: Record<string, (object: KubeObject) => void> = {
   "v1/Node": (o) => setDefaultsNode(o),
   "v1/Service": (o) => setDefaultsService(o),
   "v1/Endpoints": (o) => setDefaultsEndpoints(o),
+  "discovery.k8s.io/v1/EndpointSlice": (o) => setDefaultsEndpointSlice(o),
   "v1/Secret": (o) => setDefaultsSecret(o),
   "apps/v1/Deployment": (o) => setDefaultsDeployment(o),
   "apps/v1/ReplicaSet": (o) => setDefaultsReplicaSet(o),
@@ -353,6 +355,16 @@ export function setDefaultsEndpoints(endpoints: KubeObject): void {
       const p = obj(port);
       if (p) setIfUnset(p, "protocol", "TCP");
     }
+  }
+}
+
+/** SetDefaults_EndpointPort: a slice's port has a name ("" when unnamed) and a protocol. */
+export function setDefaultsEndpointSlice(slice: KubeObject): void {
+  for (const port of arr(slice.ports)) {
+    const p = obj(port);
+    if (!p) continue;
+    setIfUnset(p, "name", "");
+    setIfUnset(p, "protocol", "TCP");
   }
 }
 

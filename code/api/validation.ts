@@ -60,6 +60,7 @@ import {
   validateServiceAccountUpdate,
   validateServiceUpdate,
 } from "./core-validation.ts";
+import { validateEndpointSlice, validateEndpointSliceUpdate } from "./discovery-validation.ts"; // EndpointSlices
 import type { FieldError } from "./field-errors.ts";
 import type { KubeObject } from "./meta.ts";
 import { validateObjectMetaUpdate } from "./object-meta-validation.ts";
@@ -96,6 +97,7 @@ export * from "./apps-validation.ts";
 export * from "./container-validation.ts";
 export * from "./coordination-validation.ts";
 export * from "./core-validation.ts";
+export * from "./discovery-validation.ts"; // EndpointSlices
 export * from "./env-validation.ts";
 export * from "./object-meta-validation.ts";
 export * from "./pod-update-validation.ts";
@@ -136,6 +138,7 @@ const rules: Record<string, KindRules> = {
   "v1/ServiceAccount": { create: validateServiceAccount, update: validateServiceAccountUpdate },
   "v1/Service": { create: validateService, update: validateServiceUpdate },
   "v1/Endpoints": { create: validateEndpoints, update: validateEndpointsUpdate },
+  "discovery.k8s.io/v1/EndpointSlice": { create: validateEndpointSlice, update: validateEndpointSliceUpdate },
   "apps/v1/ReplicaSet": {
     create: validateReplicaSet,
     update: validateReplicaSetUpdate,

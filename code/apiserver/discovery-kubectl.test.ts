@@ -158,6 +158,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       "authentication.k8s.io/v1",
       "authorization.k8s.io/v1",
       "coordination.k8s.io/v1",
+      "discovery.k8s.io/v1", // EndpointSlices
       "policy/v1", // chapter 5: PodDisruptionBudgets
       "rbac.authorization.k8s.io/v1",
       "scheduling.k8s.io/v1",
@@ -188,8 +189,9 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     expect(rows).toContainEqual(["clusterroles", "rbac.authorization.k8s.io/v1", "false", "ClusterRole"]);
     // 14 of chapter 2, then chapter 3's four RBAC kinds three more access reviews, the two webhook configurations, limitranges, resourcequotas and selfsubjectreviews,
     // and (ValidatingAdmissionPolicy) validatingadmissionpolicies and validatingadmissionpolicybindings.
-    // chapter 5: poddisruptionbudgets.
-    expect(rows).toHaveLength(29);
+    // chapter 5: poddisruptionbudgets; endpointslices.
+    expect(rows).toHaveLength(30);
+    expect(rows).toContainEqual(["endpointslices", "discovery.k8s.io/v1", "true", "EndpointSlice"]);
     expect(rows).toContainEqual([
       "mutatingwebhookconfigurations",
       "admissionregistration.k8s.io/v1",

@@ -161,6 +161,7 @@ describe("document bodies", () => {
       "admissionregistration.k8s.io",
       "scheduling.k8s.io",
       "coordination.k8s.io",
+      "discovery.k8s.io", // EndpointSlices (16200)
     ]);
   });
 });

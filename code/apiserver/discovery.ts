@@ -30,7 +30,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/discovery/storageversionhash.go (StorageVersionHash)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/writers.go (generateMediaTypeWithGVK: the answer's Content-Type)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/client-go/discovery/discovery_client.go (AcceptV2, AcceptV2Beta1, ContentTypeIsGVK)
- * @upstream kubernetes/kubernetes pkg/controlplane/apiserver/aggregator.go (DefaultGenericAPIServicePriorities: authentication.k8s.io 17700, authorization.k8s.io 17600, coordination.k8s.io 16500)
+ * @upstream kubernetes/kubernetes pkg/controlplane/apiserver/aggregator.go (DefaultGenericAPIServicePriorities: authentication.k8s.io 17700, authorization.k8s.io 17600, coordination.k8s.io 16500, discovery.k8s.io 16200)
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/aggregator.go (apiVersionPriorities: apps 17800, rbac.authorization.k8s.io 17000, scheduling.k8s.io 16600)
  * @chapter 02-apiserver
  */
@@ -68,6 +68,7 @@ const groupPriority = [
   "admissionregistration.k8s.io", // chapter 3: webhooks (16700)
   "scheduling.k8s.io",
   "coordination.k8s.io",
+  "discovery.k8s.io", // EndpointSlices (16200)
 ];
 
 export function groupNames(): string[] {

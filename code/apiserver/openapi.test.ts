@@ -193,6 +193,7 @@ describe("serving /openapi/v3", () => {
       "apis/authentication.k8s.io/v1",
       "apis/authorization.k8s.io/v1",
       "apis/coordination.k8s.io/v1",
+      "apis/discovery.k8s.io/v1", // EndpointSlices
       "apis/policy/v1", // chapter 5: PodDisruptionBudgets
       "apis/rbac.authorization.k8s.io/v1",
       "apis/scheduling.k8s.io/v1",

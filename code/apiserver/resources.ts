@@ -22,6 +22,7 @@
  * @upstream kubernetes/kubernetes pkg/registry/authorization/selfsubjectaccessreview/rest.go (REST: create only, nothing stored)
  * @upstream kubernetes/kubernetes pkg/registry/rbac/rest/storage_rbac.go (roles, rolebindings, clusterroles, clusterrolebindings)
  * @upstream kubernetes/kubernetes pkg/registry/policy/rest/storage_policy.go (poddisruptionbudgets, poddisruptionbudgets/status)
+ * @upstream kubernetes/kubernetes pkg/registry/discovery/rest/storage_discovery.go (endpointslices)
  * @chapter 02-apiserver
  */
 
@@ -338,6 +339,18 @@ export const resources: readonly ResourceInfo[] = [
     verbs: all,
     shortNames: ["pdb"],
     subresources: [withStatus("PodDisruptionBudget")],
+  },
+  // EndpointSlices (pkg/registry/discovery/rest/storage_discovery.go): what `kubectl describe
+  // service` lists for a service's endpoints. No short name upstream.
+  {
+    group: "discovery.k8s.io",
+    version: "v1",
+    resource: "endpointslices",
+    singularName: "endpointslice",
+    kind: "EndpointSlice",
+    namespaced: true,
+    verbs: all,
+    subresources: [],
   },
 ];
 // #endregion resources

@@ -74,7 +74,7 @@ describe("kube-controller-manager flags", () => {
     const bad = parseControllerManagerFlags(["--master=http://x:1", "--controllers=*,-namespaces"]);
     expect(bad).toBeInstanceOf(FlagError);
     expect((bad as FlagError).message).toBe(
-      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
+      'kube-controller-manager: --controllers: "namespaces" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
     );
   });
 
@@ -85,6 +85,9 @@ describe("kube-controller-manager flags", () => {
         config: {
           concurrentEndpointSyncs: 5,
           endpointUpdatesBatchPeriodMs: 0,
+          concurrentServiceEndpointSyncs: 5,
+          maxEndpointsPerSlice: 100,
+          endpointSliceUpdatesBatchPeriodMs: 0,
           nodeMonitorPeriodMs: 5_000,
           nodeMonitorGracePeriodMs: 50_000,
           nodeStartupGracePeriodMs: 60_000,
@@ -212,7 +215,7 @@ describe("kube-controller-manager as a process", () => {
     try {
       p = startCommand(file, [
         `--kubeconfig=${kubeconfig}`,
-        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption,-endpoint,-nodelifecycle,-taint-eviction-controller",
+        "--controllers=*,-namespace,-replicaset,-garbagecollector,-deployment,-resourcequota,-disruption,-endpoint,-endpointslice,-nodelifecycle,-taint-eviction-controller",
         "--secure-port=0",
       ]);
       await p.waitForStderr("Started 1 controller(s): serviceaccount-controller");
@@ -237,7 +240,7 @@ describe("kube-controller-manager as a process", () => {
       expect(await p.waitForExit()).toBe(2);
       const lines = p.stderr().trim().split("\n");
       expect(lines).toEqual([
-        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
+        'kube-controller-manager: --controllers: "nope" is not in the list of known controllers (known: deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, garbage-collector-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, taint-eviction-controller; use * for all, -name to disable one)',
       ]);
     } finally {
       p?.kill();

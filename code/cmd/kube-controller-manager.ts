@@ -50,6 +50,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/controller-manager/options/generic.go (--controllers, --kube-api-qps, --kube-api-burst, --master, --kubeconfig)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/namespacecontroller.go (--concurrent-namespace-syncs, --namespace-sync-period)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/endpointcontroller.go (--concurrent-endpoint-syncs, --endpoint-updates-batch-period)
+ * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/endpointslicecontroller.go (--concurrent-service-endpoint-syncs, --max-endpoints-per-slice, --endpointslice-updates-batch-period)
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (--node-monitor-grace-period, --node-startup-grace-period, --node-eviction-rate, --secondary-node-eviction-rate, --large-cluster-size-threshold, --unhealthy-zone-threshold)
  * @upstream kubernetes/kubernetes pkg/controller/nodelifecycle/config/v1alpha1/defaults.go (NodeMonitorGracePeriod 50s since kubernetes#126287, NodeStartupGracePeriod 60s)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/cloud-provider/options/kubecloudshared.go (--node-monitor-period, default 5s)
@@ -167,6 +168,22 @@ const flags = {
     0,
     { min: 0, hint: "use a duration, e.g. 1s" },
   ),
+  // the EndpointSlice controller (options/endpointslicecontroller.go)
+  "concurrent-service-endpoint-syncs": intFlag(
+    "The number of service endpoint syncing operations that will be done concurrently. Larger number = faster endpoint slice updating, but more CPU (and network) load. Defaults to 5.",
+    5,
+    positive,
+  ),
+  "max-endpoints-per-slice": intFlag(
+    "The maximum number of endpoints that will be added to an EndpointSlice. More endpoints per slice will result in less endpoint slices, but larger resources. Defaults to 100.",
+    100,
+    positive,
+  ),
+  "endpointslice-updates-batch-period": durationFlag(
+    "The length of endpoint slice updates batching period. Processing of pod changes will be delayed by this duration to join them with potential upcoming updates and reduce the overall number of endpoints updates. Larger number = higher endpoint programming latency, but lower number of endpoints revision generated",
+    0,
+    { min: 0, hint: "use a duration, e.g. 1s" },
+  ),
   // chapter 7: the node lifecycle controller (options/nodelifecyclecontroller.go; --node-monitor-period
   // from staging/src/k8s.io/cloud-provider/options/kubecloudshared.go)
   "node-monitor-period": durationFlag(
@@ -270,6 +287,9 @@ const kubeControllerManager = command({
         resourceQuotaSyncPeriodMs: f["resource-quota-sync-period"],
         concurrentEndpointSyncs: f["concurrent-endpoint-syncs"],
         endpointUpdatesBatchPeriodMs: f["endpoint-updates-batch-period"],
+        concurrentServiceEndpointSyncs: f["concurrent-service-endpoint-syncs"],
+        maxEndpointsPerSlice: f["max-endpoints-per-slice"],
+        endpointSliceUpdatesBatchPeriodMs: f["endpointslice-updates-batch-period"],
         nodeMonitorPeriodMs: f["node-monitor-period"],
         nodeMonitorGracePeriodMs: f["node-monitor-grace-period"],
         nodeStartupGracePeriodMs: f["node-startup-grace-period"],

@@ -43,6 +43,13 @@ export interface ControllerManagerConfig {
   concurrentEndpointSyncs: number;
   /** `--endpoint-updates-batch-period`: pod changes wait this long before their Service syncs. */
   endpointUpdatesBatchPeriodMs: number;
+  // ── EndpointSlice controller (EndpointSliceControllerConfiguration) ──
+  /** `--concurrent-service-endpoint-syncs` */
+  concurrentServiceEndpointSyncs: number;
+  /** `--max-endpoints-per-slice` */
+  maxEndpointsPerSlice: number;
+  /** `--endpointslice-updates-batch-period`: pod changes wait this long before their Service syncs. */
+  endpointSliceUpdatesBatchPeriodMs: number;
   // ── chapter 7: node lifecycle controller (NodeLifecycleControllerConfiguration) ──
   /** `--node-monitor-period`: how often every node's health is checked. */
   nodeMonitorPeriodMs: number;
@@ -73,6 +80,10 @@ export const defaultControllerManagerConfig: ControllerManagerConfig = {
   // chapter 7 (cmd/kube-controller-manager/app/options/endpointcontroller.go, nodelifecyclecontroller.go)
   concurrentEndpointSyncs: 5,
   endpointUpdatesBatchPeriodMs: 0,
+  // pkg/controller/endpointslice/config/v1alpha1/defaults.go
+  concurrentServiceEndpointSyncs: 5,
+  maxEndpointsPerSlice: 100,
+  endpointSliceUpdatesBatchPeriodMs: 0,
   nodeMonitorPeriodMs: 5_000,
   // 50 s since 1.32 (kubernetes/kubernetes#126287; 40 s before).
   nodeMonitorGracePeriodMs: 50_000,

@@ -76,6 +76,7 @@ describe("resolveControllers", () => {
       "deployment-controller",
       "disruption-controller", // chapter 5
       "endpoints-controller", // chapter 7
+      "endpointslice-controller",
       "garbage-collector-controller",
       "namespace-controller",
       "node-lifecycle-controller", // chapter 7

@@ -39,6 +39,7 @@ import {
 import { startDeploymentController } from "./deployment/deployment-controller.ts";
 import { startDisruptionController } from "./disruption/disruption.ts"; // chapter 5: PodDisruptionBudgets
 import { startEndpointsController } from "./endpoint/endpoints-controller.ts"; // chapter 7
+import { startEndpointSliceController } from "./endpointslice/endpointslice-controller.ts"; // EndpointSlices
 import { startGarbageCollectorController } from "./garbagecollector/garbage-collector.ts";
 import { startNamespaceController } from "./namespace/namespace-controller.ts";
 import { startNodeLifecycleController } from "./nodelifecycle/node-lifecycle-controller.ts"; // chapter 7
@@ -112,6 +113,13 @@ export function newControllerDescriptors(): Map<string, ControllerDescriptor> {
       aliases: ["endpoint"],
       clientName: "endpoint-controller",
       start: startEndpointsController,
+    },
+    // The EndpointSlices of every Service with a selector (cmd/kube-controller-manager/app/discovery.go).
+    {
+      name: "endpointslice-controller",
+      aliases: ["endpointslice"],
+      clientName: "endpointslice-controller",
+      start: startEndpointSliceController,
     },
     {
       name: "node-lifecycle-controller",

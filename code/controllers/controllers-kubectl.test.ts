@@ -156,6 +156,7 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
       "garbage-collector-controller",
       "disruption-controller", // chapter 5
       "endpoints-controller", // chapter 7
+      "endpointslice-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
     ]);
@@ -283,6 +284,15 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     expect(ep.subsets[0].notReadyAddresses.map((a: { ip: string }) => a.ip)).toEqual(["10.244.0.11"]);
     const accounts = await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name");
     expect(accounts).toContain("serviceaccount/endpoint-controller");
+    // The EndpointSlice controller, as its own account too: describe reads its slices.
+    const described = await eventually(async () => {
+      const out = await ok("describe", "service", "web", "-n", "apps");
+      return /^Endpoints:[ \t]+10\.244\.0\.10:8080$/m.test(out) ? out : undefined;
+    }, "the EndpointSlices of web");
+    expect(described).not.toContain("10.244.0.11");
+    expect(await ok("get", "serviceaccounts", "-n", "kube-system", "-o", "name")).toContain(
+      "serviceaccount/endpointslice-controller",
+    );
     expect(accounts).toContain("serviceaccount/node-controller");
   });
 

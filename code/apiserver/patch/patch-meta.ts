@@ -177,6 +177,10 @@ export const patchMetaByKind: Readonly<Record<string, Readonly<Record<string, St
       status: { type: struct("PodDisruptionBudgetStatus", { conditions }) },
     }),
   },
+  // EndpointSlices: endpoints and ports are atomic lists (+listType=atomic), replaced whole.
+  "discovery.k8s.io/v1": {
+    EndpointSlice: kind("EndpointSlice"),
+  },
 };
 // #endregion table
 

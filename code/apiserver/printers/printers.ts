@@ -24,6 +24,7 @@ import { admissionRegistrationPrinters } from "./admissionregistration.ts";
 import { appsPrinters } from "./apps.ts";
 import { coordinationPrinters } from "./coordination.ts";
 import { corePrinters } from "./core.ts";
+import { discoveryPrinters } from "./discovery.ts"; // EndpointSlices
 import { creationTimestampDescription, nameDescription } from "./helpers.ts";
 import { podPrinter } from "./pods.ts";
 import { policyPrinters } from "./policy.ts"; // chapter 5: PodDisruptionBudgets
@@ -52,6 +53,8 @@ const printers: Readonly<Record<string, TablePrinter>> = {
   ...Object.fromEntries(Object.entries(quotaPrinters).map(([r, p]) => [`/${r}`, p])),
   // chapter 5: PodDisruptionBudgets
   ...Object.fromEntries(Object.entries(policyPrinters).map(([r, p]) => [`policy/${r}`, p])),
+  // EndpointSlices
+  ...Object.fromEntries(Object.entries(discoveryPrinters).map(([r, p]) => [`discovery.k8s.io/${r}`, p])),
 };
 // #endregion add-handlers
 

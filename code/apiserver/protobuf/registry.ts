@@ -39,6 +39,7 @@ const protoFiles = [
   "rbac.proto", // chapter 3: RBAC
   "admissionregistration.proto", // chapter 3: webhooks and ValidatingAdmissionPolicy
   "policy.proto", // chapter 5: PodDisruptionBudgets
+  "discovery.proto", // chapter 4: EndpointSlices
 ];
 
 let root: protobuf.Root | undefined;

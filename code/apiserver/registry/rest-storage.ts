@@ -34,6 +34,7 @@ import { Store } from "./store.ts";
 import { configMapStrategy } from "./strategies/configmaps.ts";
 import { deploymentStrategy } from "./strategies/deployments.ts";
 import { endpointsStrategy } from "./strategies/endpoints.ts";
+import { endpointSliceStrategy } from "./strategies/endpointslices.ts"; // EndpointSlices
 import { eventStrategy } from "./strategies/events.ts";
 import { leaseStrategy } from "./strategies/leases.ts";
 import { limitRangeStrategy } from "./strategies/limitranges.ts";
@@ -97,6 +98,7 @@ const strategies: Readonly<Record<string, RESTStrategy>> = {
   "admissionregistration.k8s.io/validatingadmissionpolicybindings": validatingAdmissionPolicyBindingStrategy,
   // chapter 5: PodDisruptionBudgets
   "policy/poddisruptionbudgets": podDisruptionBudgetStrategy,
+  "discovery.k8s.io/endpointslices": endpointSliceStrategy, // EndpointSlices
 };
 
 /** The strategy of a resource this server serves (group "" is the core group). */

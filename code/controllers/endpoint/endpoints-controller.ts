@@ -28,10 +28,9 @@
  *   without a cluster IP.
  *
  * What upstream does differently: it also writes `endpoints/restricted` for the API server's
- * check that a user may not point an Endpoints at an arbitrary IP; it exports metrics; and the
- * EndpointSlice controller (not built here; our API server serves no discovery.k8s.io) runs beside
- * it. kubectl 1.32's `get endpoints` reads this object, but `describe service` lists EndpointSlices
- * (`kubernetes.io/service-name=<svc>`) and so shows `Endpoints: <none>` here.
+ * check that a user may not point an Endpoints at an arbitrary IP; it exports metrics. The
+ * EndpointSlice controller (../endpointslice/) runs beside it: kubectl 1.32's `get endpoints`
+ * reads this object, but `describe service` lists EndpointSlices (`kubernetes.io/service-name=<svc>`).
  *
  * @upstream kubernetes/kubernetes pkg/controller/endpoint/endpoints_controller.go (Controller, NewEndpointController, Run, onServiceUpdate, onServiceDelete, addPod, updatePod, deletePod, onEndpointsDelete, syncService, addEndpointSubset, truncateEndpoints, addressSubset, capacityAnnotationSetCorrectly, checkLeftoverEndpoints, maxCapacity, truncated)
  * @upstream kubernetes/kubernetes pkg/controller/endpoint/endpoints_controller.go (staleEndpointsTracker)

@@ -170,6 +170,13 @@ const upstreamRoles: Record<string, string[]> = {
     "create : core : endpoints/restricted",
     events,
   ],
+  // EndpointSlices
+  "system:controller:endpointslice-controller": [
+    "get list watch : core : nodes pods services",
+    "update : core : services/finalizers",
+    "create delete get list update : discovery.k8s.io : endpointslices",
+    events,
+  ],
   "system:controller:node-controller": [
     "delete get list patch update watch : core : nodes",
     "patch update : core : nodes/status",
@@ -199,6 +206,7 @@ const upstreamBindings: Record<string, string[]> = {
   "system:controller:disruption-controller": ["ServiceAccount kube-system/disruption-controller"],
   // chapter 7 (the taint-eviction controller runs as node-controller, as upstream's)
   "system:controller:endpoint-controller": ["ServiceAccount kube-system/endpoint-controller"],
+  "system:controller:endpointslice-controller": ["ServiceAccount kube-system/endpointslice-controller"],
   "system:controller:node-controller": ["ServiceAccount kube-system/node-controller"],
 };
 

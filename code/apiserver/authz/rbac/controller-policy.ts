@@ -96,6 +96,14 @@ function controllerRules() {
       rule(["create"], [legacy], ["endpoints/restricted"]),
       eventsRule,
     ],
+    // EndpointSlices: services/finalizers so the slices it creates may set blockOwnerDeletion on
+    // their owner reference to the Service.
+    "endpointslice-controller": [
+      rule(["get", "list", "watch"], [legacy], ["services", "pods", "nodes"]),
+      rule(["update"], [legacy], ["services/finalizers"]),
+      rule(["get", "list", "create", "update", "delete"], ["discovery.k8s.io"], ["endpointslices"]),
+      eventsRule,
+    ],
     // chapter 7: the node lifecycle controller (and the taint-eviction controller, which runs as
     // this account upstream too) writes node conditions and taints, pods' Ready and deletions.
     "node-controller": [
