@@ -1,7 +1,7 @@
 /**
  * The CRI log writer — turns a container's stdout and stderr into the kubelet's log file format,
  * one line per chunk: `<RFC3339Nano time> <stdout|stderr> <F|P> <content>`.
- * Mirrors containerd/containerd internal/cri/io/logger.go.
+ * Mirrors upstream's containerd/containerd internal/cri/io/logger.go.
  *
  * Solves:
  * - `kubectl logs` must show both streams interleaved in the order they were written, with the

@@ -1,7 +1,7 @@
 /**
  * Exec in a process-runtime container — ExecSync for exec probes, Exec for `kubectl exec`: a new
  * process of the container's image, with the container's env, root and working dir.
- * Mirrors containerd/containerd internal/cri/server/container_execsync.go.
+ * Mirrors upstream's containerd/containerd internal/cri/server/container_execsync.go.
  *
  * Solves:
  * - an exec probe (`cat /tmp/healthy`) must look at *this* container's files and get its exit code;

@@ -1,7 +1,7 @@
 /**
  * How a process-runtime container ended — its exit code, reason and message from what is known:
  * the shim's record, the exit the runtime saw as the parent, or the signal it had sent.
- * Mirrors containerd/containerd internal/cri/server/events.go (handleContainerExit).
+ * Mirrors upstream's containerd/containerd internal/cri/server/events.go (handleContainerExit).
  *
  * Solves:
  * - a container's end is seen in different ways: the program exits by itself (the shim writes

@@ -2,6 +2,7 @@
  * ProcessImageService — the CRI's image half for the process runtime: "pulling" an image from the
  * catalog means building its programs into the runtime's image store, once, so that every
  * container of it starts from a ready bundle.
+ * Mirrors upstream's containerd/containerd internal/cri/server/images/image_pull.go.
  * Mirrors containerd/containerd internal/cri/server/images/image_pull.go.
  *
  * Solves:

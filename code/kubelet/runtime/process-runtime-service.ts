@@ -2,7 +2,7 @@
  * ProcessRuntimeService — the CRI's runtime half with real processes: every container is a Node
  * child process running a catalog image's program, in a private root dir, started detached so it
  * outlives the kubelet.
- * Mirrors containerd/containerd internal/cri/server/container_start.go.
+ * Mirrors upstream's containerd/containerd internal/cri/server/container_start.go.
  *
  * Solves:
  * - the kubelet's pods must really run on this machine: StartContainer spawns

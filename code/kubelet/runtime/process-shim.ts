@@ -1,7 +1,7 @@
 /**
  * The container shim — a preload (`node --import`) the process runtime puts in front of every
  * container process, doing from inside the container what must outlive the kubelet.
- * Mirrors containerd/containerd cmd/containerd-shim-runc-v2 (the role: a per-container process that is not the kubelet).
+ * Mirrors upstream's containerd/containerd cmd/containerd-shim-runc-v2 (the role: a per-container process that is not the kubelet).
  *
  * Solves:
  * - a container must keep running, logging and having its exit recorded while the kubelet is

@@ -1,6 +1,6 @@
 /**
  * The process runtime's records on disk, and how it tells whether a recorded process still runs.
- * Mirrors containerd/containerd internal/cri/store/container/status.go.
+ * Mirrors upstream's containerd/containerd internal/cri/store/container/status.go.
  *
  * Solves:
  * - a kubelet that is `kill -9`ed and restarted must find its containers again: every sandbox and

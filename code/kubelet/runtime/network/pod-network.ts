@@ -1,7 +1,7 @@
 /**
  * PodNetwork — the CNI plugin's job on one machine without root: a pod IP for every sandbox from
  * the node's pod CIDR, and a map from (podIP, containerPort) to the loopback port the container
- * really listens on.
+ * really listens on. Mirrors upstream's containernetworking/plugins plugins/ipam/host-local.
  * Mirrors containernetworking/plugins plugins/ipam/host-local/backend/allocator/allocator.go.
  *
  * Solves:
