@@ -16,6 +16,7 @@ import type { Endpoints, Pod, Service } from "../api/core.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import { MergePatchType } from "../client/rest/request.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
+import { waitFor } from "../testing/wait-for.ts";
 import { LocalCluster } from "./testing/local-cluster.ts";
 
 let cluster: LocalCluster;
@@ -43,31 +44,19 @@ afterAll(async () => {
   await cluster?.close();
 }, 60_000);
 
-async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      const logs = [...cluster.kubelets.values()].map(
-        (k) => `--- ${k.name}:\n${k.process.stderr().slice(-1500)}`,
-      );
-      const kcm = cluster.controllerManager?.stderr().slice(-2000);
-      throw new Error(
-        `timed out waiting for ${what}${last ? ` (${last})` : ""}\n${logs.join("\n")}\n--- kcm:\n${kcm}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** The last lines of every kubelet and of the controller-manager, for a timeout's message. */
+function diagnostics(): string {
+  const logs = [...cluster.kubelets.values()].map(
+    (k) => `--- ${k.name}:\n${k.process.stderr().slice(-1500)}`,
+  );
+  return `${logs.join("\n")}\n--- kcm:\n${cluster.controllerManager?.stderr().slice(-2000)}`;
+}
+
+/** waitFor, and on a timeout with every kubelet's and the controller-manager's last lines. */
+function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
+  return waitFor(what, check, timeoutMs).catch((err: Error) => {
+    throw new Error(`${err.message}\n${diagnostics()}`);
+  });
 }
 
 const pods = () => cluster.admin.coreV1.pods("default");

@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Container, Pod } from "../api/core.ts";
 import { isNotFound } from "../client/errors.ts";
+import { waitFor } from "../testing/wait-for.ts";
 import { LocalCluster } from "./testing/local-cluster.ts";
 
 let cluster: LocalCluster;
@@ -40,26 +41,13 @@ function pod(name: string, containers: Container[], spec: Partial<Pod["spec"]> =
   };
 }
 
-async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) {
-      const log = cluster.kubelets.get("node-1")?.process.stderr().slice(-3000);
-      throw new Error(`timed out waiting for ${what}${last ? ` (${last})` : ""}\n--- kubelet:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+/** waitFor, and on a timeout with the kubelet's last lines. */
+function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
+  return waitFor(what, check, timeoutMs).catch((err: Error) => {
+    throw new Error(
+      `${err.message}\n${`--- kubelet:\n${cluster.kubelets.get("node-1")?.process.stderr().slice(-3000)}`}`,
+    );
+  });
 }
 
 const getPod = (name: string) => pods().get(name);

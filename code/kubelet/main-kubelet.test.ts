@@ -13,29 +13,14 @@ import { type APIServer, startAPIServer } from "../apiserver/server.ts";
 import { isNotFound } from "../client/errors.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { realClock } from "../client/util/clock.ts";
+import { waitFor } from "../testing/wait-for.ts";
 import { type MainKubelet, startMainKubelet } from "./main-kubelet.ts";
 import { machineInfoFromCapacity } from "./nodestatus/setters.ts";
 import { FakeImageService } from "./runtime/fake-image-service.ts";
 import { FakeRuntimeService } from "./runtime/fake-runtime-service.ts";
 
-async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = <T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 30_000) =>
+  waitFor(what, check, timeoutMs);
 
 const pod = (name: string, image: string, extra: Partial<Pod["spec"]> = {}): Pod => ({
   apiVersion: "v1",
