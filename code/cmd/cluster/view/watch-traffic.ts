@@ -40,7 +40,6 @@ export interface ResourceTraffic {
 
 export type TrafficSnapshot = Record<string, ResourceTraffic>;
 
-// #region counting-watch
 export class WatchTraffic {
   private readonly resources = new Map<
     string,
@@ -76,6 +75,7 @@ export class WatchTraffic {
     e.buckets.set(second, (e.buckets.get(second) ?? 0) + 1);
   }
 
+  // #region counting-watch
   /** `lw`, counting every LIST it makes and every event its watches yield, under `resource`. */
   instrument<T extends KubeObject>(resource: string, lw: ListerWatcher<T>): ListerWatcher<T> {
     this.entry(resource);

@@ -254,12 +254,12 @@ function renderLeases() {
     false,
     "no node Lease yet",
   );
-  fill(
-    "other-leases",
-    leases.filter((l) => l.role === "other"),
-    false,
-    "none",
-  );
+  const others = leases.filter((l) => l.role === "other");
+  fill("other-leases", others, false, "none");
+  // Most clusters of the course have none: the table shows only when there is one.
+  for (const id of ["other-leases-title", "other-leases"]) {
+    document.getElementById(id).hidden = others.length === 0;
+  }
 }
 
 function renderEvents() {
