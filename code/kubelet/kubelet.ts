@@ -12,8 +12,9 @@
  *   runtime match the spec and report the status), `syncTerminatingPod` (stop every container
  *   within the grace period), `syncTerminatedPod` (final status, clean up) — kubelet-sync.ts.
  * - what the kubelet no longer knows must still be stopped: housekeeping every 2 s kills runtime
- *   pods with no config (orphans, e.g. a pod deleted while the kubelet was down) and drops the
- *   workers, probes and statuses of pods gone.
+ *   pods with no config (orphans, e.g. a pod deleted while the kubelet was down), drops the
+ *   workers, probes and statuses of pods gone, and removes the exited containers of pods deleted
+ *   (the container GC's part: a finished pod that still exists keeps them for `kubectl logs`).
  *
  * Invariants:
  * - nothing but the pod workers calls the runtime's syncPod/killPod for a known pod, so a pod is
@@ -28,6 +29,7 @@
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (Kubelet, Run, syncLoop, syncLoopIteration, handleProbeSync, HandlePodAdditions, HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs, getPodsToSync, isSyncPodWorthy, handleMirrorPod, housekeepingPeriod)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (HandlePodCleanups, deleteOrphanedMirrorPods)
+ * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes: a pod's content removed once ShouldPodContentBeRemoved)
  * @upstream kubernetes/kubernetes pkg/kubelet/status/status_manager.go (NeedToReconcilePodReadiness)
  * @chapter 07-kubelet
  */
@@ -495,6 +497,15 @@ export class Kubelet {
         if (terminating) continue;
         await this.mirrorClient.deleteMirrorPod(fullName, mirror.metadata.uid).catch(this.onError);
       }
+    }
+
+    // The container GC's part (upstream's runs every minute): a pod's exited containers and its
+    // sandboxes stay while the pod exists — `kubectl logs` of a finished pod reads them — and go
+    // once it is deleted and terminated, or no worker knows it.
+    for (const rp of await this.o.runtime.getPods(true)) {
+      if (rp.containers.some((c) => c.state === "running")) continue;
+      if (!this.podWorkers.shouldPodContentBeRemoved(rp.id)) continue;
+      await this.o.runtime.removeTerminatedPod(rp.id).catch(this.onError);
     }
 
     // Containers running for pods no worker knows: a pod deleted while the kubelet was down, or
