@@ -157,7 +157,7 @@ describeWithTools(
       }
     }, 600_000);
 
-    it("[sig-scheduling] SchedulerPreemption [Serial] validates basic preemption works [Conformance] (test/e2e/scheduling/preemption.go): " +
+    it("[sig-scheduling] SchedulerPreemption [Serial] validates basic preemption works [Conformance]; validates pod disruption condition is added to the preempted pod [Conformance] (test/e2e/scheduling/preemption.go): " +
       "the victim deleted gracefully with a Preempted event (pkg/scheduler/framework/preemption/preemption.go), the preemptor nominated, then running", async () => {
       const ns = "e2e-sched-preemption";
       const classes = { low: 1, medium: 100, high: 1000 };
@@ -240,9 +240,16 @@ describeWithTools(
           },
           "preemptor-pod",
         );
-        // Every state of the preemptor seen on the way to Running: nominated first, then bound.
+        // Every state of the preemptor seen on the way to Running: nominated first, then bound;
+        // and the victim's DisruptionTarget condition while it terminates (its 3 s term delay).
         const seen: string[] = [];
+        let disruption: unknown;
         const preemptor = await eventually("preemptor-pod Running", async () => {
+          const v = await cluster.admin.coreV1
+            .pods(ns)
+            .get(victim.name)
+            .catch(() => undefined);
+          disruption ??= v?.status?.conditions?.find((c) => c.type === "DisruptionTarget");
           const p: Pod = await cluster.admin.coreV1.pods(ns).get("preemptor-pod");
           const state = `nominated=${p.status?.nominatedNodeName ?? ""} node=${p.spec?.nodeName ?? ""}`;
           if (seen.at(-1) !== state) seen.push(state);
@@ -250,6 +257,12 @@ describeWithTools(
         });
         expect(seen, seen.join("\n")).toContain(`nominated=${victim.node} node=`);
         expect(preemptor.spec?.nodeName).toBe(victim.node);
+        // Upstream's "validates pod disruption condition is added to the preempted pod [Conformance]".
+        expect(disruption).toMatchObject({
+          status: "True",
+          reason: "PreemptionByScheduler",
+          message: "default-scheduler: preempting to accommodate a higher priority pod",
+        });
         expect(preemptor.spec?.priority).toBe(classes.high);
 
         // The victim went, gracefully (through the kubelet), and only it.
