@@ -77,6 +77,16 @@ describe("POST pods/<name>/eviction (EvictionREST.Create)", () => {
     expect(first.status).toBe(201);
     expect(first.body).toMatchObject({ kind: "Status", status: "Success" });
     expect(await deleting("a-1")).toBeTruthy();
+    // Marked before its delete, so its owner can tell an eviction from a failure.
+    const evicted = (await call("GET", `${ns}/pods/a-1`)).body;
+    expect(evicted.status.conditions).toContainEqual(
+      expect.objectContaining({
+        type: "DisruptionTarget",
+        status: "True",
+        reason: "EvictionByEvictionAPI",
+        message: "Eviction API: evicting",
+      }),
+    );
     const after = (await call("GET", `${pdbPath}/a`)).body.status;
     expect(after.disruptionsAllowed).toBe(0);
     expect(Object.keys(after.disruptedPods)).toEqual(["a-1"]);
@@ -141,6 +151,23 @@ describe("POST pods/<name>/eviction (EvictionREST.Create)", () => {
     expect(await deleting("d-2")).toBeTruthy();
     expect((await call("GET", `${pdbPath}/d`)).body.status.disruptionsAllowed).toBe(0);
     expect((await evict("d-1")).status).toBe(429);
+  });
+
+  it("dry run: answers as the eviction would, and changes nothing", async () => {
+    await pod("f-1", { app: "f" }, "Running", true);
+    await pdb("f", "f", { disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1 });
+    const res = await call("POST", `${ns}/pods/f-1/eviction?dryRun=All`, {
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: "f-1" },
+    });
+    expect(res.status).toBe(201);
+    expect(await deleting("f-1")).toBeUndefined();
+    const pdbNow = (await call("GET", `${pdbPath}/f`)).body.status;
+    expect(pdbNow.disruptionsAllowed).toBe(1);
+    expect(pdbNow.disruptedPods).toBeUndefined();
+    const podNow = (await call("GET", `${ns}/pods/f-1`)).body;
+    expect(podNow.status.conditions.map((c: { type: string }) => c.type)).not.toContain("DisruptionTarget");
   });
 
   it("refuses a pod two budgets cover (500) and a name that is not the URL's (400)", async () => {

@@ -19,11 +19,14 @@
  *   is followed by the pod's (graceful) delete;
  * - a budget the controller has not yet processed (`observedGeneration < generation`) refuses;
  * - a pod matched by more than one budget is never evicted (500, upstream's message);
+ * - an evicted pod is marked first: condition DisruptionTarget=True, reason EvictionByEvictionAPI
+ *   (PodDisruptionConditions, GA in 1.31), written on the latest copy, then deleted — a
+ *   resourceVersion precondition is checked on that copy and then moved to the marked one;
  * - a not-Ready pod is evicted without decrementing when the budget is already met (or its
  *   unhealthyPodEvictionPolicy is AlwaysAllow), but only if the pod has not changed since it was
  *   read (a resourceVersion precondition; a Conflict there is a 429, so the client retries).
  *
- * @upstream kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go (EvictionREST.Create, checkAndDecrement, canIgnorePDB, getPodDisruptionBudgets, createTooManyRequestsError)
+ * @upstream kubernetes/kubernetes pkg/registry/core/pod/storage/eviction.go (EvictionREST.Create, addConditionAndDeletePod, checkAndDecrement, canIgnorePDB, getPodDisruptionBudgets, createTooManyRequestsError)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/component-helpers/apps/poddisruptionbudget/helpers.go (UpdateDisruptionAllowedCondition)
  * @chapter 08-cluster
  */
@@ -39,6 +42,7 @@ import {
 import {
   isStatusError,
   newBadRequest,
+  newConflict,
   newForbidden,
   newTimeoutError,
   newTooManyRequests,
@@ -119,7 +123,7 @@ export async function createEviction(
       if (shouldEnforceResourceVersion(pod) && rvUnset) {
         options = withResourceVersion(original, pod.metadata.resourceVersion);
       }
-      await pods.delete(namespace, podName, options);
+      await addConditionAndDeletePod(pods, namespace, podName, options);
       deleted = true;
     },
   ).catch(rethrowTimeout(""));
@@ -162,17 +166,82 @@ export async function createEviction(
       ? withResourceVersion(original, target.metadata.resourceVersion)
       : original;
     try {
-      await pods.delete(namespace, podName, options);
+      await addConditionAndDeletePod(pods, namespace, podName, options);
     } catch (e) {
       if (isConflict(e) && updateDeletionOptions && rvUnset) throw createTooManyRequestsError(pdbName);
       throw e;
     }
     return success();
   }
-  await pods.delete(namespace, podName, original);
+  await addConditionAndDeletePod(pods, namespace, podName, original);
   return success();
 }
 // #endregion evict
+
+/**
+ * addConditionAndDeletePod: mark the pod DisruptionTarget (so whoever watches it — its Job, its
+ * kubelet's status — knows it was evicted, not failed), then delete it. Dry runs only delete.
+ */
+async function addConditionAndDeletePod(
+  pods: Store,
+  namespace: string,
+  name: string,
+  options: DeleteOptions,
+): Promise<void> {
+  let opts = options;
+  if (!(options.dryRun?.includes("All") ?? false)) {
+    const { obj } = await pods.update(
+      namespace,
+      name,
+      (current) => {
+        if (!current) throw newConflict({ group: "", resource: "Pod" }, name, "the object has been deleted");
+        const pod = structuredClone(current) as Pod;
+        const uid = options.preconditions?.uid;
+        if (uid && uid !== pod.metadata.uid) {
+          throw newConflict(
+            { group: "", resource: "Pod" },
+            name,
+            `the UID in the precondition (${uid}) does not match the UID in record (${pod.metadata.uid}). The object might have been deleted and then recreated`,
+          );
+        }
+        const rv = options.preconditions?.resourceVersion;
+        if (rv && rv !== pod.metadata.resourceVersion) {
+          throw newConflict(
+            { group: "", resource: "Pod" },
+            name,
+            `the ResourceVersion in the precondition (${rv}) does not match the ResourceVersion in record (${pod.metadata.resourceVersion}). The object might have been modified`,
+          );
+        }
+        setDisruptionTarget(pod);
+        return pod;
+      },
+      { strategy: pods.strategy.status },
+    );
+    if (options.preconditions?.resourceVersion !== undefined) {
+      // We wrote the pod ourselves: the precondition follows to our write.
+      opts = {
+        ...options,
+        preconditions: { ...options.preconditions, resourceVersion: obj.metadata.resourceVersion },
+      };
+    }
+  }
+  await pods.delete(namespace, name, opts);
+}
+
+/** podutil.UpdatePodCondition(DisruptionTarget=True, EvictionByEvictionAPI): the transition time moves with the status. */
+function setDisruptionTarget(pod: Pod): void {
+  pod.status ??= {};
+  const conditions = pod.status.conditions ?? [];
+  const old = conditions.find((c) => c.type === "DisruptionTarget");
+  const condition = {
+    type: "DisruptionTarget",
+    status: "True" as const,
+    reason: "EvictionByEvictionAPI",
+    message: "Eviction API: evicting",
+    lastTransitionTime: old?.status === "True" ? old.lastTransitionTime : nowRFC3339(),
+  };
+  pod.status.conditions = [...conditions.filter((c) => c.type !== "DisruptionTarget"), condition];
+}
 
 // #region check-and-decrement
 /**
