@@ -10,6 +10,8 @@
  * Each scenario is written from the upstream test of the same behaviour, named in its title.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import type { ReplicaSet } from "../api/apps.ts";
@@ -274,7 +276,7 @@ describeWithTools("chapter 8: nodes — drain and identities, through the real k
   }, 300_000);
 
   it("[sig-auth] [Feature:NodeAuthorizer] Getting a secret for a workload the node has access to should succeed; " +
-    "A node shouldn't be able to delete another node (test/e2e/auth/node_authz.go) — asked with kubectl auth can-i --as=system:node:node-1 --as-group=system:nodes", async () => {
+    "A node shouldn't be able to create another node; A node shouldn't be able to delete another node (test/e2e/auth/node_authz.go) — asked with kubectl auth can-i --as=system:node:node-1 --as-group=system:nodes", async () => {
     const ns = "e2e-node-authz";
     const node = ["--as=system:node:node-1", "--as-group=system:nodes"];
     try {
@@ -332,12 +334,23 @@ describeWithTools("chapter 8: nodes — drain and identities, through the real k
         [["update", "leases/node-2", "-n", "kube-node-lease"], "no"], // only its own Lease
         [["delete", "nodes/foo"], "no"], // "A node shouldn't be able to delete another node"
       ]);
+      // "A node shouldn't be able to create another node": authorization says yes (the kubelet
+      // registers its own Node), the NodeRestriction admission plugin says no to any other name.
+      await expectAnswers(node, [[["create", "nodes"], "yes"]]);
+      const file = join(cluster.dir, "node-foo.json");
+      await writeFile(file, JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: "foo" } }));
+      const created = await cluster.kubectl(["create", "-f", file, ...node]);
+      expect(created.code).toBe(1);
+      expect(created.stderr).toContain(
+        'nodes "foo" is forbidden: node "node-1" is not allowed to modify node "foo"',
+      );
       // The other node is not told node-1's secrets.
       await expectAnswers(
         ["--as=system:node:node-2", "--as-group=system:nodes"],
         [[["get", "secrets/node-auth-secret", "-n", ns], "no"]],
       );
     } finally {
+      await cluster.kubectl(["delete", "node", "foo", "--ignore-not-found"]);
       await deleteNamespace(ns);
     }
   }, 300_000);
