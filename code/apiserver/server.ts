@@ -66,6 +66,7 @@ import { patchResource } from "./handlers/patch.ts";
 import { type RequestScope, readBody, writeError, writeJSON } from "./handlers/rest.ts";
 import {
   createBindingResource,
+  createEvictionResource,
   createTokenRequestResource,
   getPodLog,
   getScaleResource,
@@ -478,7 +479,13 @@ async function handle(
       audit, // chapter 3 audit
     };
     if (info.subresource)
-      await serveSubresource(scope, tokens, stores.get("/nodes") as Store, opts.kubeletClient);
+      await serveSubresource(
+        scope,
+        tokens,
+        stores.get("/nodes") as Store,
+        opts.kubeletClient,
+        stores.get("policy/poddisruptionbudgets") as Store,
+      );
     else await serveResource(scope);
   } catch (e) {
     if (isPanic(e)) audit?.panic(e); // chapter 3 audit: the Panic stage
@@ -533,6 +540,7 @@ async function serveSubresource(
   tokens?: TokenREST,
   nodes?: Store, // chapter 7: pods/log finds the kubelet through the pod's Node
   kubeletClient: KubeletClientConfig = {},
+  pdbs?: Store, // chapter 8: pods/eviction asks the pod's PodDisruptionBudget
 ): Promise<void> {
   const { info, resource, store } = scope;
   const sub = resource.subresources.find((s) => s.name === info.subresource);
@@ -553,6 +561,8 @@ async function serveSubresource(
       return patchScaleResource(scope);
     case "binding/create":
       return createBindingResource(scope);
+    case "eviction/create": // chapter 8: kubectl drain
+      return createEvictionResource(scope, pdbs as Store);
     case "log/get":
       return getPodLog(scope, nodes as Store, kubeletClient);
     // chapter 7: exec is an upgrade (handleUpgrade); a plain request is upstream's 400.

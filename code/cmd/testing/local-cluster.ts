@@ -39,6 +39,12 @@ const cmd = (name: string) => new URL(`../${name}.ts`, import.meta.url).pathname
 export interface LocalClusterOptions {
   /** Node names; each gets a kubelet (default: one, `node-1`). */
   nodes?: string[];
+  /**
+   * Nodes whose identity (node-<name>.kubeconfig, `system:node:<name>`) the PKI makes up-front but
+   * whose kubelet is not started: a test adds the node later with `startKubelet(name)` (chapter 8:
+   * a pending pod scheduled once a node that fits joins).
+   */
+  spareNodes?: string[];
   /** Extra flags for every kubelet (durations shortened for a test, …). */
   kubeletArgs?: string[];
   /**
@@ -100,7 +106,7 @@ export class LocalCluster {
     const port = await freePort();
     const pki = await ensurePKI({
       dir: join(dir, "pki"),
-      nodes,
+      nodes: [...nodes, ...(options.spareNodes ?? [])],
       server: `https://127.0.0.1:${port}`,
       encryptionAlgorithm: "ECDSA-P256",
     });
