@@ -1,6 +1,8 @@
 // Every exercise proves itself honest, with no list to edit: the reference solution passes every
 // test, the untouched stub fails at least one test in every test file, and every recorded mistake
 // (solutions/…/wrong-*.ts) fails at least one test. One vitest process runs all the variants.
+// COURSE_EXERCISES=<id or chapter folder>[,…] proves only those (`-t` filters the tests, not the
+// variants the beforeAll runs): `COURSE_EXERCISES=08-cluster npx vitest run scripts/exercise-integrity.test.ts`.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +10,8 @@ import { listExercises, listMistakes, root } from "./course.ts";
 import { integrityVariants, runVariants, summarize, type Variant } from "./variants.ts";
 import type { FileRecord } from "./variants-reporter.ts";
 
-const exercises = listExercises();
+const only = process.env.COURSE_EXERCISES?.split(",").filter(Boolean);
+const exercises = listExercises().filter((e) => !only || only.includes(e.id) || only.includes(e.chapter));
 const variants: Variant[] = exercises.flatMap((ex) => integrityVariants(ex));
 let records: FileRecord[] = [];
 

@@ -36,8 +36,10 @@ import {
   listExercises,
   root,
 } from "./course.ts";
+import { clusterChapters, clusterTimeLimitMs } from "./grader-cluster.ts";
 import { hintsSeen } from "./hint.ts";
 import {
+  type ClusterProgress,
   defaultTimeLimitMs,
   exerciseVariant,
   gradeDir,
@@ -335,6 +337,14 @@ export function render(
   return { text: lines.join("\n"), report };
 }
 
+/** The progress line for the grader's cluster (chapter 8's exercises run against it). */
+export function clusterLine(line: ClusterProgress): string {
+  if (line.phase === "starting") return dim("starting a cluster for chapter 8's exercises…");
+  if (line.phase === "ready")
+    return dim(`cluster ready (${seconds(line.ms ?? 0)}); running chapter 8's exercises against it`);
+  return red(`✗ the cluster for chapter 8's exercises did not start: ${line.message ?? "(no message)"}`);
+}
+
 export interface GradeOptions {
   timeLimitMs?: number;
   signal?: AbortSignal;
@@ -354,6 +364,7 @@ export async function grade(
       console.error(
         red(`✗ ${v.exercise} ran out of time (still running after ${seconds(limitMs)}); going on (${file})`),
       ),
+    onCluster: (line) => console.error(clusterLine(line)),
   });
   const results = new Map(variants.map((v) => [v.exercise, summarize(records, v)]));
   const out = render(exercises, results, target, { hintsSeen: hintsSeen() });
@@ -509,7 +520,11 @@ async function main(): Promise<number> {
   if (args.watch) return watchMode(selected, args.target, timeLimitMs);
   console.error(
     dim(
-      `grading ${selected.length} exercise(s) in ${targetName(args.target)}/ (time limit ${seconds(timeLimitMs)} each) …`,
+      `grading ${selected.length} exercise(s) in ${targetName(args.target)}/ (time limit ${seconds(timeLimitMs)} each${
+        selected.some((e) => clusterChapters.includes(e.chapter))
+          ? `, ${seconds(Math.max(timeLimitMs, clusterTimeLimitMs))} for those on the cluster`
+          : ""
+      }) …`,
     ),
   );
   const { text, report } = await grade(selected, args.target, { timeLimitMs });

@@ -44,7 +44,9 @@ export interface FileRecord {
 export type ProgressLine =
   | { event: "queued"; project: string; file: string; at: number }
   | { event: "end"; record: FileRecord; at: number }
-  | { event: "final"; records: FileRecord[]; at: number };
+  | { event: "final"; records: FileRecord[]; at: number }
+  /** Written by the grader's cluster setup (scripts/grader-cluster.setup.ts), not by this reporter. */
+  | { event: "cluster"; phase: "starting" | "ready" | "failed"; at: number; ms?: number; message?: string };
 
 function firstLines(text: string | undefined, n = 6): string {
   return (text ?? "").split("\n").slice(0, n).join("\n").trim();

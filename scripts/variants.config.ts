@@ -19,6 +19,7 @@ import type { Plugin } from "vite";
 import { defineConfig } from "vitest/config";
 import type { VitestPluginContext } from "vitest/node";
 import { root } from "./course.ts";
+import { needsCluster } from "./grader-cluster.ts";
 import { pristineRoot, type Variant } from "./variants.ts";
 
 function swapPlugin(swap: Record<string, string>, importsAs: [string, string][]): Plugin {
@@ -60,6 +61,15 @@ if (!specPath)
   throw new Error("scripts/variants.config.ts is run by scripts/variants.ts (COURSE_VARIANTS is unset)");
 const variants = JSON.parse(readFileSync(specPath, "utf8")) as Variant[];
 
+// Chapter 8's exercises run against one live cluster (scripts/grader-cluster.setup.ts starts it
+// only when such a test is in the run). Their tests mostly wait on the cluster, not on a CPU, so
+// they run as a group of their own, first and several at once — one at a time, a dozen variants
+// that each wait a minute for pods would take a dozen minutes; the other variants follow with
+// vitest's usual number of workers.
+const clusterVariant = (v: Variant) => v.tests.some(needsCluster);
+const clusterFiles = variants.filter(clusterVariant).reduce((n, v) => n + v.tests.length, 0);
+const clusterWorkers = Math.min(Math.max(clusterFiles, 1), 8);
+
 export default defineConfig({
   test: {
     reporters: [join(root, "scripts", "variants-reporter.ts")],
@@ -68,9 +78,20 @@ export default defineConfig({
       fsModuleCachePath: join(root, "node_modules", ".cache", "course-variants"),
     },
     testTimeout: 20_000,
+    globalSetup: [join(root, "scripts", "grader-cluster.setup.ts")],
     projects: variants.map((v) => ({
       plugins: [swapPlugin(v.swap, [[pristineRoot, root], ...(v.importsAs ? [v.importsAs] : [])])],
-      test: { name: v.name, root, include: v.tests, testTimeout: 20_000 },
+      test: {
+        name: v.name,
+        root,
+        include: v.tests,
+        testTimeout: 20_000,
+        ...(clusterFiles === 0
+          ? {}
+          : clusterVariant(v)
+            ? { maxWorkers: clusterWorkers, sequence: { groupOrder: 0 } }
+            : { sequence: { groupOrder: 1 } }),
+      },
     })),
   },
 });

@@ -23,7 +23,11 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { type Exercise, listMistakes, root } from "./course.ts";
+import { clusterTimeLimitMs, needsCluster, reapGraderCluster, stateEnv } from "./grader-cluster.ts";
 import type { FileRecord, ProgressLine } from "./variants-reporter.ts";
+
+/** What the grader's cluster setup reports while it starts (see scripts/grader-cluster.setup.ts). */
+export type ClusterProgress = Extract<ProgressLine, { event: "cluster" }>;
 
 export type VariantKind = "exercise" | "solution" | "stub" | "mistake";
 
@@ -148,6 +152,16 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Told of each test file that ran out of time, as soon as it has been stopped. */
   onTimeout?: (variant: Variant, file: string, limitMs: number) => void;
+  /** Told when the grader's cluster (chapter 8) starts, is ready, or failed to start. */
+  onCluster?: (line: ClusterProgress) => void;
+}
+
+/**
+ * The time limit of one test file: a cluster exercise's (chapter 8) is never below
+ * clusterTimeLimitMs — a pod must be scheduled, started and probed on a loaded machine.
+ */
+export function fileTimeLimitMs(file: string, limitMs: number): number {
+  return needsCluster(file) ? Math.max(limitMs, clusterTimeLimitMs) : limitMs;
 }
 
 /**
@@ -193,6 +207,7 @@ async function runRound(
 ): Promise<Round> {
   const spec = join(gradeDir, `${label}.variants.json`);
   const results = join(gradeDir, `${label}.results.jsonl`);
+  const clusterState = join(gradeDir, `${label}.cluster.json`);
   mkdirSync(gradeDir, { recursive: true });
   writeFileSync(spec, JSON.stringify(variants));
   rmSync(results, { force: true });
@@ -202,14 +217,25 @@ async function runRound(
     [vitest, "run", "--config", join(root, "scripts", "variants.config.ts"), ...(opts.args ?? [])],
     {
       cwd: root,
-      env: { ...process.env, COURSE_VARIANTS: spec, COURSE_RESULTS: results, FORCE_COLOR: "0" },
+      env: {
+        ...process.env,
+        COURSE_VARIANTS: spec,
+        COURSE_RESULTS: results,
+        [stateEnv]: clusterState,
+        FORCE_COLOR: "0",
+      },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group (POSIX), so killTree reaches the workers.
       detached: process.platform !== "win32",
       windowsHide: true,
     },
   );
-  const stop = () => killTree(child);
+  // The grader's cluster (chapter 8) goes with vitest: its containers are process groups of their
+  // own, which killing vitest's group does not reach (see scripts/grader-cluster.ts).
+  const stop = () => {
+    killTree(child);
+    reapGraderCluster(clusterState);
+  };
   const removeFiles = () => {
     rmSync(spec, { force: true });
     rmSync(results, { force: true });
@@ -252,6 +278,7 @@ async function runRound(
       const line = JSON.parse(text) as ProgressLine;
       if (line.event === "queued") started.set(fileKey(line.project, line.file), line.at);
       else if (line.event === "end") ended.set(fileKey(line.record.project, line.record.file), line.record);
+      else if (line.event === "cluster") opts.onCluster?.(line);
       else final = line.records;
     }
   };
@@ -262,9 +289,10 @@ async function runRound(
     readNew();
     const now = Date.now();
     for (const [key, at] of started) {
-      if (ended.has(key) || now - at <= limitMs) continue;
       const [project, file] = key.split("\0");
-      timedOut.push({ project, file, timedOut: limitMs, tests: [] });
+      const limit = fileTimeLimitMs(file, limitMs);
+      if (ended.has(key) || now - at <= limit) continue;
+      timedOut.push({ project, file, timedOut: limit, tests: [] });
     }
     if (timedOut.length === 0) return;
     stopped = true;
@@ -293,7 +321,7 @@ async function runRound(
     // A file that ended just as the limit struck keeps its real result.
     if (ended.has(fileKey(t.project, t.file))) continue;
     const v = byVariant.get(t.project);
-    if (v) opts.onTimeout?.(v, relative(root, t.file), limitMs);
+    if (v) opts.onTimeout?.(v, relative(root, t.file), t.timedOut ?? limitMs);
   }
   if (stopped) {
     const late = timedOut.filter((t) => !ended.has(fileKey(t.project, t.file)));
