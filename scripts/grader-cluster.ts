@@ -82,6 +82,8 @@ export function reapGraderCluster(file: string): void {
       }
     }
   }
-  rmSync(state.dir, { recursive: true, force: true });
+  // The state file before the folder: removing the folder takes a while, and a second Ctrl-C may
+  // end the process meanwhile; what is left then is files in the temporary folder, no process.
   rmSync(file, { force: true });
+  if (state.dir) rmSync(state.dir, { recursive: true, force: true });
 }

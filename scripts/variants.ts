@@ -240,9 +240,12 @@ async function runRound(
     rmSync(spec, { force: true });
     rmSync(results, { force: true });
   };
+  // On the way out (Ctrl-C), the quick parts first: a second signal may end this process while
+  // the cluster's folder is still being removed.
   const onExit = () => {
-    stop();
+    killTree(child);
     removeFiles();
+    reapGraderCluster(clusterState);
   };
   // Ctrl-C reaches only the terminal's process group, and vitest is not in it: pass signals on.
   const onSignal = (signal: NodeJS.Signals) => {
