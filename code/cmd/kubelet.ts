@@ -235,8 +235,8 @@ function inRange(ip: string, range: { first: number; last: number }): boolean {
   return n >= range.first && n <= range.last;
 }
 
-/** What the catalog's images do on the fake runtime (no processes: timers). */
-function fakeBehaviour(repository: string) {
+/** What the catalog's images do on the fake runtime (no processes: timers); kubemark's hollow nodes too. */
+export function fakeBehaviour(repository: string) {
   switch (repository) {
     case "course/crasher":
       return { exitAfterMs: 2000, exitCode: 1, sigtermExitAfterMs: 0 };

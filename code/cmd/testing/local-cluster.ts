@@ -54,6 +54,17 @@ export interface LocalClusterOptions {
   /** Start kube-scheduler (default true). */
   scheduler?: boolean;
   /**
+   * Extra node identities in the PKI (`node-<name>.kubeconfig`) with no kubelet started for
+   * them: hollow nodes a kubemark process hosts (chapter 8), or a node a test starts itself.
+   */
+  extraNodeIdentities?: string[];
+  /**
+   * `"ours"`: etcd as its own process (code/cmd/etcd.ts, in memory, on a free port) and the API
+   * server given `--etcd-servers` — the whole path through separate processes (chapter 8's
+   * benchmark). Absent: the API server's embedded store.
+   */
+  etcd?: "ours";
+  /**
    * Called with every component process as it starts, before `start` resolves: a demo stopped by
    * Ctrl-C while the cluster is still starting can still kill what was started.
    */
@@ -71,6 +82,7 @@ export interface KubeletProcess {
 export class LocalCluster {
   readonly kubelets = new Map<string, KubeletProcess>();
   private readonly processes: CommandProcess[] = [];
+  etcd?: CommandProcess;
   apiserver?: CommandProcess;
   controllerManager?: CommandProcess;
   scheduler?: CommandProcess;
@@ -100,7 +112,7 @@ export class LocalCluster {
     const port = await freePort();
     const pki = await ensurePKI({
       dir: join(dir, "pki"),
-      nodes,
+      nodes: [...nodes, ...(options.extraNodeIdentities ?? [])],
       server: `https://127.0.0.1:${port}`,
       encryptionAlgorithm: "ECDSA-P256",
     });
@@ -126,6 +138,22 @@ export class LocalCluster {
 
   private async startControlPlane(): Promise<void> {
     const l = this.layout;
+    let etcdServers: string[] = [];
+    if (this.options.etcd === "ours") {
+      this.etcd = this.track(
+        startCommand(cmd("etcd"), [
+          "--name=local-cluster",
+          "--in-memory",
+          "--listen-client-urls=http://127.0.0.1:0",
+          "--advertise-client-urls=http://127.0.0.1:0",
+        ]),
+      );
+      // The bound port is in the serving line (`"address":"127.0.0.1:<port>"`).
+      await this.etcd.waitForStderr('"address"', 120_000);
+      const address = /"address":"([\d.]+:\d+)"/.exec(this.etcd.stderr())?.[1];
+      if (!address) throw new Error(`etcd said no address: ${this.etcd.stderr().slice(-2000)}`);
+      etcdServers = [`--etcd-servers=http://${address}`];
+    }
     this.apiserver = this.track(
       startCommand(cmd("kube-apiserver"), [
         `--secure-port=${this.port}`,
@@ -143,6 +171,7 @@ export class LocalCluster {
         `--kubelet-client-key=${l.apiServerKubeletClientKey}`,
         "--kubelet-preferred-address-types=InternalIP",
         "--v=0",
+        ...etcdServers,
         ...(this.options.apiServerArgs ?? []),
       ]),
     );
