@@ -30,7 +30,7 @@
  * - every child is tracked (code/testing/child-process.ts: LocalCluster's through `onProcess`,
  *   kubemark's directly) and killed on any exit; the cluster's temp dir is removed.
  * Flags: --nodes N, --small-pods N, --pods N, --replicas N, --memory-nodes N, --memory-pods N,
- * --rate R, --only latency|deployment|memory, --quick, --json.
+ * --rate R, --only latency,deployment,memory (any of them), --quick, --json.
  *
  * @upstream kubernetes/community sig-scalability/slos/pod_startup_latency.md (the SLO: p99 ≤ 5 s, image pulls excluded, observed via watch)
  * @upstream kubernetes/perf-tests clusterloader2/pkg/measurement/common/slos/pod_startup_latency.go (pod_startup: create → running observed by watch)
@@ -428,11 +428,10 @@ async function latencyParts(o: {
   pods: number;
   replicas: number;
   rate: number;
-  only?: string;
 }) {
   const c = await startCluster("latency", o.nodes);
   const out: LatencyResult = { nodes: o.nodes, loadBefore: load(), loadAfter: [], kubemarkExit: null };
-  if (o.only !== "deployment") {
+  if (parts.has("latency")) {
     out.small = await cpuDuring(c, () =>
       measureStartup(c.admin, "startup-small", o.smallPods, o.rate, `${o.smallPods} pods`),
     );
@@ -440,7 +439,7 @@ async function latencyParts(o: {
       measureStartup(c.admin, "startup-large", o.pods, o.rate, `${o.pods} pods`),
     );
   }
-  if (o.only !== "latency")
+  if (parts.has("deployment"))
     out.scaleUp = await cpuDuring(c, () => measureScaleUp(c.admin, o.replicas, "scale-up"));
   out.loadAfter = load();
   Object.assign(out, await c.stop());
@@ -552,9 +551,13 @@ if (!Number.isFinite(rate) || rate < 0) {
   console.error(`--rate needs a non-negative number (pods per second, 0 = all at once), got "${rateText}"`);
   process.exit(2);
 }
-const only = flag("only");
-if (only !== undefined && !["latency", "deployment", "memory"].includes(only)) {
-  console.error(`--only needs latency, deployment or memory, got "${only}"`);
+/** `--only latency,deployment`: the parts to run, (a) latency, (b) deployment, (c) memory; absent: all. */
+const onlyText = flag("only");
+const parts = new Set(onlyText?.split(",") ?? ["latency", "deployment", "memory"]);
+if ([...parts].some((p) => !["latency", "deployment", "memory"].includes(p))) {
+  console.error(
+    `--only needs latency, deployment or memory (or several, comma-separated), got "${onlyText}"`,
+  );
   process.exit(2);
 }
 
@@ -564,10 +567,9 @@ runBenchmark("cluster", async () => {
     upstreamMemoryMiB: UPSTREAM_MEMORY_MIB,
     etcd: "ours (code/cmd/etcd.ts, in memory)",
   };
-  if (only !== "memory")
-    result.latency = await latencyParts({ nodes, smallPods, pods, replicas, rate, only });
-  if (only === undefined || only === "memory")
-    result.memory = await memoryPart({ nodes: memoryNodes, pods: memoryPods, rate });
+  if (parts.has("latency") || parts.has("deployment"))
+    result.latency = await latencyParts({ nodes, smallPods, pods, replicas, rate });
+  if (parts.has("memory")) result.memory = await memoryPart({ nodes: memoryNodes, pods: memoryPods, rate });
   if (json) console.log(JSON.stringify(result));
   else printReport(result);
 });
