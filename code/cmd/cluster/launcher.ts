@@ -158,15 +158,9 @@ export class ClusterLauncher {
   /** Starts every component in order; the kubelets' readiness is waitForNodesReady's. */
   async launch(): Promise<void> {
     const o = this.options;
-    if (o.fakeNodes > 0 && !existsSync(cmdFile("kubemark")))
-      throw new LaunchError(
-        "--fake-nodes needs code/cmd/kubemark.ts (chapter 8's kubemark), which this checkout does not have",
-      );
+    const problem = preflight(o);
+    if (problem) throw problem;
     const etcdBinary = o.etcd === "real" ? which("etcd") : undefined;
-    if (o.etcd === "real" && !etcdBinary)
-      throw new LaunchError(
-        "--etcd=real: no etcd on PATH; install it (sudo apt-get install -y etcd-server) or drop --etcd=real",
-      );
     mkdirSync(join(this.dir, "logs"), { recursive: true });
     await this.writePKI();
     const etcdURLs = await this.startEtcd(etcdBinary);
@@ -227,7 +221,8 @@ export class ClusterLauncher {
       const peers = await Promise.all(names.map(async () => `http://127.0.0.1:${await freePort()}`));
       const initialCluster = names.map((m, i) => `${m}=${peers[i]}`).join(",");
       names.forEach((name, i) => {
-        const dataDir = join(this.dir, "etcd", name);
+        // Not ours: the real etcd's data has another format.
+        const dataDir = join(this.dir, "etcd-real", name);
         // A member's data names its peers' URLs, and those ports are new at each start: a
         // three-member cluster starts from empty data (one member keeps its data).
         if (n > 1) rmSync(dataDir, { recursive: true, force: true });
@@ -474,6 +469,19 @@ export class ClusterLauncher {
     this.admin?.closeIdleConnections();
   }
   // #endregion stop
+}
+
+/** What would stop the cluster from starting, known before anything starts (a missing program). */
+export function preflight(o: StartOptions): LaunchError | undefined {
+  if (o.fakeNodes > 0 && !existsSync(cmdFile("kubemark")))
+    return new LaunchError(
+      "--fake-nodes needs code/cmd/kubemark.ts (chapter 8's kubemark), which this checkout does not have",
+    );
+  if (o.etcd === "real" && !which("etcd"))
+    return new LaunchError(
+      "--etcd=real: no etcd on PATH; install it (sudo apt-get install -y etcd-server) or drop --etcd=real",
+    );
+  return undefined;
 }
 
 /** `node --import tsx code/cmd/<name>.ts`: how a learner starts a course component. */

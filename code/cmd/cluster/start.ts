@@ -23,7 +23,7 @@ import { mkdirSync } from "node:fs";
 import { relative } from "node:path";
 import { FlagError } from "../cli/flag.ts";
 import { parseStartFlags } from "./flags.ts";
-import { ClusterLauncher, tail, which } from "./launcher.ts";
+import { ClusterLauncher, preflight, tail, which } from "./launcher.ts";
 import {
   acquireState,
   type ClusterState,
@@ -75,8 +75,15 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
     return 0;
   }
   const o = parsed.options;
+  // A closed pipe (`npm run cluster | head`) must not kill the supervisor and orphan the cluster.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
   const t0 = performance.now();
   const elapsed = () => `${Math.round((performance.now() - t0) / 1000)} s`;
+  const problem = preflight(o);
+  if (problem) {
+    io.err(`cluster: ${problem.message}`);
+    return 1;
+  }
   mkdirSync(o.dir, { recursive: true });
 
   // The lock: before anything starts, the state file is ours or we say who has it.
