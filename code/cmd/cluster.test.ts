@@ -6,22 +6,29 @@
  * `stop` from a third process leaves no process behind (containers included). A second cluster:
  * a component killed is reported, SIGINT on the supervisor stops everything, `down` removes the
  * directory.
- * Process-heavy: two clusters, one after the other; each test kills what it started in `finally`.
+ * The ClusterLauncher as chaos drives it, on a control plane without nodes: SIGSTOP/SIGCONT,
+ * kill -9 reported, restart with the same command line (same port, same data: etcd and the API
+ * server restarted, an object written before is still there), stop leaving nothing.
+ * Process-heavy: two clusters and one node-less control plane, one after the other; each
+ * `afterAll` kills what its cluster started, even when a test failed.
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
 import { type ContainerRecord, isSameProcess, readRecords } from "../kubelet/runtime/process-state.ts";
 import { waitFor } from "../testing/wait-for.ts";
-import { type ClusterState, killRecorded, readState } from "./cluster/state.ts";
+import { ClusterLauncher } from "./cluster/launcher.ts";
+import { type ClusterState, type ComponentState, killRecorded, readState } from "./cluster/state.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
 
 const clusterFile = new URL("./cluster.ts", import.meta.url).pathname;
+/** `--fake-nodes` is tested once kubemark (chapter 8, another branch) is in the checkout. */
+const hasKubemark = existsSync(new URL("./kubemark.ts", import.meta.url).pathname);
 const hookTimeout = 300_000;
 
 function kubectl(
@@ -107,7 +114,7 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
       expect(out).toMatch(new RegExp(`^${c.name} +pid ${c.pid} +port ${c.port} +logs/${c.name}\\.log$`, "m"));
       expect(existsSync(c.log)).toBe(true);
     }
-    expect(out).toMatch(/^waiting for nodes: 0\/1 Ready \(\d+ s\)$/m);
+    expect(out).toMatch(/^waiting for nodes: [01]\/1 Ready \(\d+ s\)$/m);
     expect(out).toMatch(/^cluster ready in \d+ s: 1 nodes Ready/m);
     expect(state?.supervisorPid).toBe(supervisor!.child.pid);
   });
@@ -206,7 +213,13 @@ describeWithTools("npm run cluster, stopped by Ctrl-C", ["kubectl"], () => {
   let state: ClusterState | undefined;
 
   beforeAll(async () => {
-    supervisor = startCommand(clusterFile, ["--dir", dir, "--nodes", "1"]);
+    supervisor = startCommand(clusterFile, [
+      "--dir",
+      dir,
+      "--nodes",
+      "1",
+      ...(hasKubemark ? ["--fake-nodes", "3"] : []),
+    ]);
     try {
       await supervisor.waitForStdout("cluster ready", hookTimeout - 10_000);
     } catch (e) {
@@ -216,6 +229,17 @@ describeWithTools("npm run cluster, stopped by Ctrl-C", ["kubectl"], () => {
   }, hookTimeout);
 
   afterAll(() => cleanup(supervisor, dir, state), 60_000);
+
+  it.runIf(hasKubemark)(
+    "hosts --fake-nodes 3 in one kubemark process, Ready beside the real node",
+    async () => {
+      expect(state!.components.filter((c) => c.kind === "kubemark").map((c) => c.name)).toEqual(["kubemark"]);
+      expect(supervisor!.stdout()).toMatch(/^cluster ready in \d+ s: 4 nodes Ready/m);
+      const r = await kubectl(state!.kubeconfig, ["get", "nodes", "--no-headers"]);
+      for (const n of ["node-1", "hollow-node-0", "hollow-node-1", "hollow-node-2"])
+        expect(r.stdout).toMatch(new RegExp(`^${n}\\s+Ready\\s`, "m"));
+    },
+  );
 
   it("reports a component that dies, with its exit and its log's last lines, and leaves it down", async () => {
     const scheduler = state!.components.find((c) => c.name === "kube-scheduler")!;
@@ -241,5 +265,80 @@ describeWithTools("npm run cluster, stopped by Ctrl-C", ["kubectl"], () => {
     const r = await subcommand(["down", "--dir", dir]);
     expect(r.code).toBe(0);
     expect(existsSync(dir)).toBe(false);
+  });
+});
+
+describe("ClusterLauncher, as chaos drives it", () => {
+  const dir = mkdtempSync(join(tmpdir(), "cluster-launcher-"));
+  let cluster: ClusterLauncher | undefined;
+  const exits: string[] = [];
+
+  beforeAll(async () => {
+    cluster = await ClusterLauncher.start({
+      dir,
+      nodes: 0,
+      fakeNodes: 0,
+      etcd: "ours",
+      etcdMembers: 1,
+      ha: 1,
+      onExit: (c, code, sig) => {
+        exits.push(`${c.name} ${sig ?? code}`);
+        console.error(readFileSync(c.log, "utf8").slice(-3000));
+      },
+    });
+  }, hookTimeout);
+
+  afterAll(async () => {
+    const seen = cluster?.components() ?? [];
+    await cluster?.stop();
+    killRecorded({ ...readState(dir), components: seen, kubeletRootDirs: [] } as ClusterState);
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  const find = (name: string): ComponentState => cluster!.components().find((c) => c.name === name)!;
+  const procState = (pid: number) => {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  };
+
+  it("pauses and resumes a component (SIGSTOP, SIGCONT) without reporting it", async () => {
+    const { pid } = find("kube-scheduler");
+    expect(cluster!.kill("kube-scheduler", "SIGSTOP")).toBe(true);
+    await waitFor("the scheduler stopped", async () => procState(pid) === "T");
+    cluster!.kill("kube-scheduler", "SIGCONT");
+    await waitFor("the scheduler running again", async () => procState(pid) !== "T");
+    expect(exits).toEqual([]);
+  });
+
+  it("restarts etcd and the API server with the same command line; what was written survives", async () => {
+    await cluster!.admin.coreV1.configMaps("default").create({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "kept" },
+      data: { a: "1" },
+    });
+    for (const name of ["etcd", "kube-apiserver"]) {
+      const before = find(name);
+      const after = await cluster!.restart(name);
+      expect(after.pid).not.toBe(before.pid);
+      expect({ ...after, pid: 0, startToken: "" }).toEqual({ ...before, pid: 0, startToken: "" });
+    }
+    const cm = await waitFor(
+      "the ConfigMap through the restarted API server",
+      () => cluster!.admin.coreV1.configMaps("default").get("kept"),
+      120_000,
+    );
+    expect(cm.data).toEqual({ a: "1" });
+    expect(exits).toEqual([]);
+  });
+
+  it("reports a component killed (-9) and stops everything, leaving nothing running", async () => {
+    const scheduler = find("kube-scheduler");
+    cluster!.kill("kube-scheduler");
+    await waitFor("the exit reported", async () => exits.includes("kube-scheduler SIGKILL"));
+    const all = cluster!.components();
+    await cluster!.stop();
+    expect(stillRunning(all.map((c) => ({ what: c.name, pid: c.pid, token: c.startToken })))).toEqual([]);
+    expect(scheduler.pid).toBe(find("kube-scheduler").pid);
   });
 });

@@ -167,10 +167,17 @@ export class ClusterLauncher {
     this.checkStopping();
     await this.startAPIServer(etcdURLs);
     this.checkStopping();
-    for (let i = 1; i <= o.ha; i++) await this.startControllerManager(o.ha === 1 ? "" : `-${i}`);
-    for (let i = 1; i <= o.ha; i++) await this.startScheduler(o.ha === 1 ? "" : `-${i}`);
+    const ready: Promise<void>[] = [];
+    const suffix = (i: number) => (o.ha === 1 ? "" : `-${i}`);
+    for (let i = 1; i <= o.ha; i++) ready.push((await this.startControllerManager(suffix(i))).ready);
+    for (let i = 1; i <= o.ha; i++) ready.push((await this.startScheduler(suffix(i))).ready);
     for (let i = 1; i <= o.nodes; i++) await this.startKubelet(i);
-    if (o.fakeNodes > 0) await this.startKubemark();
+    if (o.fakeNodes > 0) ready.push(this.startKubemark());
+    // Handled here (by Promise.all) even if one fails while the next component starts.
+    for (const r of ready) r.catch(() => {});
+    // The control plane's ready lines, while the kubelets start: a component still starting
+    // (creating its controllers' ServiceAccounts) is not one a test or chaos should hit yet.
+    await Promise.all(ready);
   }
   // #endregion launch
 
@@ -278,9 +285,10 @@ export class ClusterLauncher {
    * with it, each replica a candidate on the component's Lease, with its own serving port and
    * its own identity (hostname_<uuid>, as upstream's).
    */
-  private async startControllerManager(suffix: string): Promise<void> {
+  private async startControllerManager(suffix: string): Promise<{ ready: Promise<void> }> {
     const port = await freePort();
-    this.spawn(`kube-controller-manager${suffix}`, "kube-controller-manager", port, [
+    const name = `kube-controller-manager${suffix}`;
+    this.spawn(name, "kube-controller-manager", port, [
       ...node("kube-controller-manager"),
       `--kubeconfig=${this.identity("kube-controller-manager").kubeconfig}`,
       // Each controller as its own ServiceAccount, as kubeadm and local-up-cluster.sh run it:
@@ -290,17 +298,21 @@ export class ClusterLauncher {
       "--bind-address=127.0.0.1",
       `--leader-elect=${this.options.ha > 1}`,
     ]);
+    // Its ready line: the controllers started, or (a candidate) waiting to lead.
+    return { ready: this.waitForLog(name, this.options.ha > 1 ? "Waiting to lead" : " controller(s): ") };
   }
 
-  private async startScheduler(suffix: string): Promise<void> {
+  private async startScheduler(suffix: string): Promise<{ ready: Promise<void> }> {
     const port = await freePort();
-    this.spawn(`kube-scheduler${suffix}`, "kube-scheduler", port, [
+    const name = `kube-scheduler${suffix}`;
+    this.spawn(name, "kube-scheduler", port, [
       ...node("kube-scheduler"),
       `--kubeconfig=${this.identity("kube-scheduler").kubeconfig}`,
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       `--leader-elect=${this.options.ha > 1}`,
     ]);
+    return { ready: this.waitForLog(name, '"Caches are synced"') };
   }
 
   // #region kubelet
