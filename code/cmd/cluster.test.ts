@@ -303,9 +303,9 @@ describe("ClusterLauncher, as chaos drives it", () => {
 
   it("pauses and resumes a component (SIGSTOP, SIGCONT) without reporting it", async () => {
     const { pid } = find("kube-scheduler");
-    expect(cluster!.kill("kube-scheduler", "SIGSTOP")).toBe(true);
+    expect(cluster!.pause("kube-scheduler")).toBe(true);
     await waitFor("the scheduler stopped", async () => procState(pid) === "T");
-    cluster!.kill("kube-scheduler", "SIGCONT");
+    cluster!.resume("kube-scheduler");
     await waitFor("the scheduler running again", async () => procState(pid) !== "T");
     expect(exits).toEqual([]);
   });

@@ -415,6 +415,16 @@ export class ClusterLauncher {
     return signal(r.state.pid, sig);
   }
 
+  /** SIGSTOP: the process freezes, its sockets stay open (chaos's pause). */
+  pause(name: string): boolean {
+    return this.kill(name, "SIGSTOP");
+  }
+
+  /** SIGCONT after a pause. */
+  resume(name: string): boolean {
+    return this.kill(name, "SIGCONT");
+  }
+
   /** Starts the component again with the same command line (port, data dir, root dir); kills it first if it runs. */
   async restart(name: string): Promise<ComponentState> {
     const r = this.running.get(name);
