@@ -31,7 +31,7 @@
  * sudo, a container runtime and CNI), one kubelet, and etcd from hack/lib/etcd.sh; it has no HA
  * and no hollow nodes (kubemark clusters are made by test/kubemark/start-kubemark.sh).
  *
- * @upstream kubernetes/kubernetes hack/local-up-cluster.sh (start_etcd, start_apiserver, start_controller_manager, start_scheduler, start_kubelet, cleanup)
+ * @upstream kubernetes/kubernetes hack/local-up-cluster.sh (start_etcd, start_apiserver, start_controller_manager, start_kubescheduler, start_kubelet, cleanup; LEADER_ELECT defaults to false, the controller-manager gets --use-service-account-credentials)
  * @upstream kubernetes/kubernetes hack/lib/etcd.sh (kube::etcd::start)
  * @upstream kubernetes/kubernetes test/kubemark/start-kubemark.sh (hollow nodes in their own processes)
  * @chapter 08-cluster
