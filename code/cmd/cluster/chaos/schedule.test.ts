@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { controlPlaneKinds } from "./target.ts";
-import { describeFault, formatDuration, generateSchedule, parseDuration, replayCommand } from "./schedule.ts";
+import { describeFault, generateSchedule, replayCommand } from "./schedule.ts";
 
 const components = [
   { name: "kubelet-node-2", kind: "kubelet" },
@@ -61,13 +61,10 @@ describe("printing and flags", () => {
     );
   });
 
-  it("parses Go durations and prints the replay command", () => {
-    expect(parseDuration("5m")).toBe(300_000);
-    expect(parseDuration("1m30s")).toBe(90_000);
-    expect(parseDuration("1500ms")).toBe(1500);
-    expect(parseDuration("5x")).toBeUndefined();
-    expect(parseDuration("")).toBeUndefined();
-    expect(formatDuration(90_000)).toBe("1m30s");
-    expect(replayCommand(7, 300_000)).toBe("npm run cluster -- chaos --seed 7 --duration 5m");
+  it("prints the replay command with the seed and the duration", () => {
+    expect(replayCommand(7, 300_000)).toBe("npm run cluster -- chaos --seed 7 --duration 5m0s");
+    expect(replayCommand(7, 45_000, ["--concurrent-control-plane"])).toBe(
+      "npm run cluster -- chaos --seed 7 --duration 45s --concurrent-control-plane",
+    );
   });
 });

@@ -27,6 +27,7 @@
  * @chapter 08-cluster
  */
 import { mulberry32 } from "../../../testing/random.ts";
+import { formatDuration } from "../../cli/duration.ts";
 import { controlPlaneKinds } from "./target.ts";
 
 export type FaultAction = "kill" | "pause" | "restart" | "partition";
@@ -130,24 +131,4 @@ export function replayCommand(seed: number, durationMs: number, extra: string[] 
   return ["npm run cluster -- chaos", `--seed ${seed}`, `--duration ${formatDuration(durationMs)}`, ...extra].join(
     " ",
   );
-}
-
-/** Go's duration syntax for the flag: `5m`, `45s`, `1m30s`, `1500ms`. */
-export function parseDuration(s: string): number | undefined {
-  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
-  let total = 0;
-  let consumed = 0;
-  for (const m of s.matchAll(re)) {
-    if (m.index !== consumed) return undefined;
-    consumed += m[0].length;
-    total += Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
-  }
-  return consumed === s.length && s.length > 0 ? total : undefined;
-}
-
-export function formatDuration(ms: number): string {
-  if (ms % 1000 !== 0) return `${ms}ms`;
-  const s = ms / 1000;
-  const m = Math.floor(s / 60);
-  return m > 0 ? `${m}m${s % 60 ? `${s % 60}s` : ""}` : `${s}s`;
 }
