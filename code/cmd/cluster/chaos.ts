@@ -15,7 +15,15 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
-import { boolFlag, durationFlag, FlagError, flagUsages, intFlag, parseFlags, stringFlag } from "../cli/flag.ts";
+import {
+  boolFlag,
+  durationFlag,
+  FlagError,
+  flagUsages,
+  intFlag,
+  parseFlags,
+  stringFlag,
+} from "../cli/flag.ts";
 import { runChaos } from "./chaos/runner.ts";
 import { type ChaosTarget, isAlive } from "./chaos/target.ts";
 
@@ -28,7 +36,10 @@ const flagSet = {
       max: 2 ** 32 - 1,
       hint: "use an integer in [0, 4294967295]",
     }),
-    duration: durationFlag("how long faults are injected", 5 * 60_000, { min: 1000, hint: "use a duration such as 5m or 45s" }),
+    duration: durationFlag("how long faults are injected", 5 * 60_000, {
+      min: 1000,
+      hint: "use a duration such as 5m or 45s",
+    }),
     "converge-timeout": durationFlag("how long the cluster gets to converge after the faults", 3 * 60_000, {
       min: 1000,
       hint: "use a duration such as 3m",
@@ -49,7 +60,13 @@ export async function run(args: string[], connect: Connect = connectToClusterDir
     return 2;
   }
   if (parsed.help) {
-    console.log(["Usage: npm run cluster -- chaos [flags]", "", ...flagUsages(flagSet, { help: "show this help" })].join("\n"));
+    console.log(
+      [
+        "Usage: npm run cluster -- chaos [flags]",
+        "",
+        ...flagUsages(flagSet, { help: "show this help" }),
+      ].join("\n"),
+    );
     return 0;
   }
   const f = parsed.values;

@@ -32,13 +32,13 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
 import type { ContainerRecord } from "../../kubelet/runtime/process-state.ts";
 import { isSameProcess, readRecords } from "../../kubelet/runtime/process-state.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
 import { PKIError } from "../../pki/errors.ts";
-import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { FaultProxy } from "../../testing/fault-proxy.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type CommandProcess, startCommand } from "./command-process.ts";
@@ -231,7 +231,10 @@ export class LocalCluster {
           ...etcdServers,
           ...(o.processTokens ? [`--token-auth-file=${join(this.dir, "tokens.csv")}`] : []),
           ...(o.auditPolicy
-            ? [`--audit-policy-file=${join(this.dir, "audit.yaml")}`, `--audit-log-path=${join(this.dir, "audit.log")}`]
+            ? [
+                `--audit-policy-file=${join(this.dir, "audit.yaml")}`,
+                `--audit-log-path=${join(this.dir, "audit.log")}`,
+              ]
             : []),
           ...(this.options.apiServerArgs ?? []),
         ]),
@@ -240,7 +243,10 @@ export class LocalCluster {
       await p.waitForStderr("Serving securely on", 120_000);
       return p;
     };
-    this.register({ name: "kube-apiserver", kind: "kube-apiserver", start: startAPIServer }, await startAPIServer());
+    this.register(
+      { name: "kube-apiserver", kind: "kube-apiserver", start: startAPIServer },
+      await startAPIServer(),
+    );
     this.admin = newForConfig(buildConfigFromFlags("", this.adminKubeconfig, {}));
     const le = o.leaderElection;
     const leaderArgs = le
@@ -352,7 +358,8 @@ export class LocalCluster {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill("SIGCONT");
       child.kill("SIGTERM");
-      if ((await c.process.waitForExit(10_000).catch(() => undefined)) === undefined) await this.killComponent(name);
+      if ((await c.process.waitForExit(10_000).catch(() => undefined)) === undefined)
+        await this.killComponent(name);
     }
     c.process = await c.start();
   }
@@ -423,7 +430,12 @@ export class LocalCluster {
     const k: KubeletProcess = { name, rootDir, port, podCIDR, process };
     this.kubelets.set(name, k);
     this.register(
-      { name: `kubelet-${name}`, kind: "kubelet", proxy, start: async () => (await this.startKubelet(name)).process },
+      {
+        name: `kubelet-${name}`,
+        kind: "kubelet",
+        proxy,
+        start: async () => (await this.startKubelet(name)).process,
+      },
       process,
     );
     return k;

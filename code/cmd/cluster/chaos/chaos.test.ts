@@ -18,7 +18,11 @@ const seed = Number(process.env.CHAOS_SEED ?? 8);
 const durationMs = 45_000;
 // Loaded-machine durations: a 6 s renew deadline survives the pauses a load of 20 makes.
 const leaderElection = { lease: 8000, renew: 6000, retry: 2000 };
-const timing = { gapMs: [3000, 7000] as [number, number], holdMs: [3000, 6000] as [number, number], settleMs: 3000 };
+const timing = {
+  gapMs: [3000, 7000] as [number, number],
+  holdMs: [3000, 6000] as [number, number],
+  settleMs: 3000,
+};
 
 describe("chaos (a short seeded run)", () => {
   let cluster: LocalCluster | undefined;
@@ -33,6 +37,8 @@ describe("chaos (a short seeded run)", () => {
       faultProxies: true,
       schedulers: 2,
       controllerManagers: 1,
+      // As kubeadm runs it: each controller writes as its own ServiceAccount.
+      controllerManagerArgs: ["--use-service-account-credentials"],
       leaderElection,
       auditPolicy: chaosAuditPolicy,
       processTokens: true,
@@ -68,7 +74,9 @@ describe("chaos (a short seeded run)", () => {
     expect(report.schedule).toEqual(again);
     // Each planned fault was fired (and printed), in order, with its action.
     const verbs = { kill: "kill -9", pause: "SIGSTOP", partition: "partition", restart: "restart" };
-    const firedFaults = report.fired.filter((l) => /^\+[\d.]+s (kill -9|SIGSTOP|partition|restart) /.test(l) && !/\((exited)\)$/.test(l));
+    const firedFaults = report.fired.filter(
+      (l) => /^\+[\d.]+s (kill -9|SIGSTOP|partition|restart) /.test(l) && !/\((exited)\)$/.test(l),
+    );
     expect(firedFaults.map((l) => /^\+[\d.]+s (kill -9|SIGSTOP|partition|restart)/.exec(l)?.[1])).toEqual(
       report.schedule.map((f) => verbs[f.action]),
     );

@@ -65,10 +65,12 @@ export function deploymentsConverged(actual: Deployment[], desired: DesiredDeplo
     const gen = d.metadata.generation ?? 0;
     const problems: string[] = [];
     if (d.spec.replicas !== want.replicas) problems.push(`spec.replicas=${d.spec.replicas}`);
-    if ((s.observedGeneration ?? 0) < gen) problems.push(`observedGeneration=${s.observedGeneration} < ${gen}`);
+    if ((s.observedGeneration ?? 0) < gen)
+      problems.push(`observedGeneration=${s.observedGeneration} < ${gen}`);
     for (const field of ["replicas", "updatedReplicas", "availableReplicas", "readyReplicas"] as const)
       if ((s[field] ?? 0) !== want.replicas) problems.push(`${field}=${s[field] ?? 0}`);
-    if (problems.length) ev.push(`deployment ${want.name}: want ${want.replicas} replicas, ${problems.join(", ")}`);
+    if (problems.length)
+      ev.push(`deployment ${want.name}: want ${want.replicas} replicas, ${problems.join(", ")}`);
   }
   return result("every Deployment converges to its desired replicas", ev, `${desired.length} deployments`);
 }
@@ -241,7 +243,8 @@ export function noAcknowledgedWriteLost(
       ev.push(`${object}: gone, after ${at}`);
       continue;
     }
-    if (ack.uid && final.uid !== ack.uid) ev.push(`${object}: uid ${final.uid}, but ${at} was to uid ${ack.uid}`);
+    if (ack.uid && final.uid !== ack.uid)
+      ev.push(`${object}: uid ${final.uid}, but ${at} was to uid ${ack.uid}`);
     if (ack.resourceVersion && BigInt(final.resourceVersion) < BigInt(ack.resourceVersion))
       ev.push(`${object}: resourceVersion ${final.resourceVersion} is older than the ${at}`);
     // The last acknowledged write, or any later one whose answer never came, may be what is there.
@@ -274,7 +277,11 @@ export function cachesMatchFreshList(comparisons: CacheComparison[]): InvariantR
     for (const [key, v] of c.cached)
       if (!c.fresh.has(key)) ev.push(`${c.resource} ${key}: in the cache (${v}), gone from the list`);
   }
-  return result("every informer cache equals a fresh list", ev, `${comparisons.length} caches, ${objects} objects`);
+  return result(
+    "every informer cache equals a fresh list",
+    ev,
+    `${comparisons.length} caches, ${objects} objects`,
+  );
 }
 // #endregion caches-match
 
@@ -300,7 +307,9 @@ export function noOrphanProcess(input: OrphanInput): InvariantResult {
   const ev: string[] = [];
   for (const c of input.containers)
     if (!input.pods.has(c.podUid))
-      ev.push(`container ${c.containerId} (pid ${c.pid}) on ${c.node} runs for pod ${c.pod} uid ${c.podUid}, unknown to the API server`);
+      ev.push(
+        `container ${c.containerId} (pid ${c.pid}) on ${c.node} runs for pod ${c.pod} uid ${c.podUid}, unknown to the API server`,
+      );
   for (const p of input.componentsAfterStop ?? []) ev.push(`${p.name} (pid ${p.pid}) still runs after stop`);
   return result("no orphan process", ev, `${input.containers.length} container processes`);
 }

@@ -31,7 +31,11 @@ import type { GroupVersionResource } from "../../../api/schema.ts";
 import { newSharedInformerFactory, Resources } from "../../../client/informers/factory.ts";
 import type { Clientset } from "../../../client/kubernetes/clientset.ts";
 import type { SharedInformerFactory } from "../../../client/tools/cache/informer-factory.ts";
-import { KubernetesPodNameLabel, KubernetesPodNamespaceLabel, KubernetesPodUIDLabel } from "../../../kubelet/runtime/cri.ts";
+import {
+  KubernetesPodNameLabel,
+  KubernetesPodNamespaceLabel,
+  KubernetesPodUIDLabel,
+} from "../../../kubelet/runtime/cri.ts";
 import { type ContainerRecord, isSameProcess, readRecords } from "../../../kubelet/runtime/process-state.ts";
 import type { CacheComparison, LeaseObservation, LiveContainer, PodSighting } from "./invariants.ts";
 
@@ -53,7 +57,11 @@ export class Observers {
   private readonly seen = new Set<string>();
   private readonly workload: SharedInformerFactory;
   private readonly system: SharedInformerFactory;
-  private readonly watched: { resource: GroupVersionResource; namespace: string; factory: SharedInformerFactory }[];
+  private readonly watched: {
+    resource: GroupVersionResource;
+    namespace: string;
+    factory: SharedInformerFactory;
+  }[];
   private readonly abort = new AbortController();
   private timer?: NodeJS.Timeout;
 
@@ -76,7 +84,14 @@ export class Observers {
   async start(): Promise<void> {
     const pods = this.workload.informerFor(Resources.pods);
     const onPod = (p: Pod) => {
-      if (p.spec.nodeName) this.sight({ uid: p.metadata.uid ?? "", pod: key(p), node: p.spec.nodeName, at: Date.now(), source: "api" });
+      if (p.spec.nodeName)
+        this.sight({
+          uid: p.metadata.uid ?? "",
+          pod: key(p),
+          node: p.spec.nodeName,
+          at: Date.now(),
+          source: "api",
+        });
     };
     pods.addEventHandler({ onAdd: (p) => onPod(p as Pod), onUpdate: (_, p) => onPod(p as Pod) });
     const onLease = (l: Lease) => {
@@ -137,9 +152,12 @@ export class Observers {
   async compareCaches(fresh: Clientset): Promise<CacheComparison[]> {
     const out: CacheComparison[] = [];
     for (const w of this.watched) {
-      const list = await fresh.resource(w.resource, w.namespace).list({ signal: AbortSignal.timeout(10_000) });
+      const list = await fresh
+        .resource(w.resource, w.namespace)
+        .list({ signal: AbortSignal.timeout(10_000) });
       const cached = new Map<string, string>();
-      for (const obj of w.factory.informerFor(w.resource).getStore().list()) cached.set(key(obj), version(obj));
+      for (const obj of w.factory.informerFor(w.resource).getStore().list())
+        cached.set(key(obj), version(obj));
       out.push({
         resource: w.resource.resource,
         cached,

@@ -86,9 +86,7 @@ async function leaderOf(target: ChaosTarget, kind: string): Promise<string | und
     .catch(() => undefined);
   const holder = lease?.spec?.holderIdentity;
   if (!holder) return undefined;
-  return target
-    .components()
-    .find((c) => c.kind === kind && target.leaderIdentity?.(c.name) === holder)?.name;
+  return target.components().find((c) => c.kind === kind && target.leaderIdentity?.(c.name) === holder)?.name;
 }
 
 // #region run-chaos
@@ -104,7 +102,9 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
     holdMs: o.holdMs,
     settleMs: o.settleMs,
   });
-  log(`chaos: seed ${o.seed}, ${schedule.length} faults over ${(o.durationMs / 1000).toFixed(0)}s; replay: ${replay}`);
+  log(
+    `chaos: seed ${o.seed}, ${schedule.length} faults over ${(o.durationMs / 1000).toFixed(0)}s; replay: ${replay}`,
+  );
 
   const workload = new Workload(target.admin, { ...o.workload, seed: o.seed, log: () => {} });
   const observerClient: Clientset = target.newClient?.() ?? target.admin;
@@ -145,7 +145,8 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
     while (supervising) {
       await sleep(2000);
       for (const c of target.components())
-        if (!heldDown.has(c.name) && !restarting.has(c.name) && !isAlive(c.pid)) await restart(c.name, "exited");
+        if (!heldDown.has(c.name) && !restarting.has(c.name) && !isAlive(c.pid))
+          await restart(c.name, "exited");
     }
   })();
 
@@ -158,7 +159,11 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
     let name = f.target;
     let resolved: string | undefined;
     if (f.target.startsWith("leader:")) {
-      resolved = await leaderOf(target, f.kind);
+      // Mid-election (the holder a process that is gone), ask again for a few seconds.
+      for (let i = 0; i < 10 && resolved === undefined; i++) {
+        resolved = await leaderOf(target, f.kind);
+        if (resolved === undefined) await sleep(500);
+      }
       // No known holder (mid-election, or a target that cannot map identities): any candidate.
       name = resolved ?? target.components().find((c) => c.kind === f.kind)?.name ?? f.kind;
     }
@@ -234,7 +239,9 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
       cachesMatchFreshList(await observers.compareCaches(target.admin)),
       noOrphanProcess({
         containers,
-        pods: new Map(pods.items.map((p) => [p.metadata.uid ?? "", { deleting: !!p.metadata.deletionTimestamp }])),
+        pods: new Map(
+          pods.items.map((p) => [p.metadata.uid ?? "", { deleting: !!p.metadata.deletionTimestamp }]),
+        ),
       }),
     ];
   };
@@ -246,15 +253,22 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
     notJudged("no orphan process", "never judged"),
   ];
   let convergedMs: number | undefined;
+  let lastProgress = Date.now();
   for (;;) {
     const now = await convergent().catch((e: Error) => e);
-    if (now instanceof Error) last = last.map((r) => (r.ok ? r : notJudged(r.name, `the API server did not answer: ${now.message}`)));
+    if (now instanceof Error)
+      last = last.map((r) => (r.ok ? r : notJudged(r.name, `the API server did not answer: ${now.message}`)));
     else last = now;
     if (last.every((r) => r.ok)) {
       convergedMs = Date.now() - faultsEnded;
       break;
     }
     if (Date.now() > deadline) break;
+    if (Date.now() - lastProgress > 20_000) {
+      lastProgress = Date.now();
+      const waiting = last.filter((r) => !r.ok).map((r) => `${r.name}: ${r.evidence[0]}`);
+      say(`+${((Date.now() - t0) / 1000).toFixed(1)}s still converging — ${waiting.join("; ")}`);
+    }
     await sleep(1000);
   }
   // #endregion converge

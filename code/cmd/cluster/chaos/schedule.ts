@@ -128,7 +128,10 @@ export function describeFault(f: Fault, resolved?: string): string {
 
 /** The command that replays a run: the same seed and duration give the same schedule. */
 export function replayCommand(seed: number, durationMs: number, extra: string[] = []): string {
-  return ["npm run cluster -- chaos", `--seed ${seed}`, `--duration ${formatDuration(durationMs)}`, ...extra].join(
-    " ",
-  );
+  return [
+    "npm run cluster -- chaos",
+    `--seed ${seed}`,
+    `--duration ${formatDuration(durationMs)}`,
+    ...extra,
+  ].join(" ");
 }

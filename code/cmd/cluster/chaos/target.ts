@@ -51,7 +51,12 @@ export interface ChaosTarget {
 // #endregion chaos-target
 
 /** The control plane: at most one of these is faulted at a time unless a flag says otherwise. */
-export const controlPlaneKinds = new Set(["etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"]);
+export const controlPlaneKinds = new Set([
+  "etcd",
+  "kube-apiserver",
+  "kube-scheduler",
+  "kube-controller-manager",
+]);
 
 /** True iff the process `pid` exists (a SIGSTOPped one too); signal 0 only checks. */
 export function isAlive(pid: number): boolean {

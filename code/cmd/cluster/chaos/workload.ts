@@ -25,8 +25,7 @@
  * @chapter 08-cluster
  */
 import type { Deployment } from "../../../api/apps.ts";
-import { StatusError } from "../../../client/errors.ts";
-import { isAlreadyExists, isConflict, isNotFound } from "../../../client/errors.ts";
+import { isAlreadyExists, isConflict, isNotFound, StatusError } from "../../../client/errors.ts";
 import type { Clientset } from "../../../client/kubernetes/clientset.ts";
 import { mulberry32 } from "../../../testing/random.ts";
 import type { DesiredDeployment, FinalObject, WriteRecord } from "./invariants.ts";
@@ -167,7 +166,9 @@ export class Workload {
         const updated = await this.client.appsV1.deployments(this.namespace).update(d, this.call());
         this.record(name, op, "ok", updated);
         this.steps++;
-        this.o.log?.(`workload: ${op} ${name} → ${fingerprint(updated)} (resourceVersion ${updated.metadata.resourceVersion})`);
+        this.o.log?.(
+          `workload: ${op} ${name} → ${fingerprint(updated)} (resourceVersion ${updated.metadata.resourceVersion})`,
+        );
       } catch (e) {
         if (!refused(e)) this.record(name, op, "unknown", d);
         throw e;
@@ -207,7 +208,9 @@ export class Workload {
   /** The replicas each Deployment was last told to have (its last acknowledged write). */
   desired(): DesiredDeployment[] {
     return this.names.map((name) => {
-      const last = this.writes.findLast((w) => w.object === `${this.namespace}/${name}` && w.outcome === "ok");
+      const last = this.writes.findLast(
+        (w) => w.object === `${this.namespace}/${name}` && w.outcome === "ok",
+      );
       return { name, replicas: Number(/replicas=(\d+)/.exec(last?.fingerprint ?? "")?.[1] ?? 1) };
     });
   }
@@ -229,7 +232,11 @@ export class Workload {
       });
       out.set(
         key,
-        d && { uid: d.metadata.uid ?? "", resourceVersion: d.metadata.resourceVersion ?? "0", fingerprint: fingerprint(d) },
+        d && {
+          uid: d.metadata.uid ?? "",
+          resourceVersion: d.metadata.resourceVersion ?? "0",
+          fingerprint: fingerprint(d),
+        },
       );
     }
     return out;
