@@ -78,15 +78,18 @@ export interface ChaosReport {
 const leaseNames = ["kube-scheduler", "kube-controller-manager"];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The process holding `kind`'s Lease, by the identity each candidate elects with; undefined if unknown. */
-async function leaderOf(target: ChaosTarget, kind: string): Promise<string | undefined> {
+/** The process holding `kind`'s Lease, by the identity each candidate elects with; `holder` as the Lease names it. */
+async function leaderOf(target: ChaosTarget, kind: string): Promise<{ name?: string; holder: string }> {
   const lease = await target.admin.coordinationV1
     .leases("kube-system")
     .get(kind, { signal: AbortSignal.timeout(5000) })
     .catch(() => undefined);
-  const holder = lease?.spec?.holderIdentity;
-  if (!holder) return undefined;
-  return target.components().find((c) => c.kind === kind && target.leaderIdentity?.(c.name) === holder)?.name;
+  const holder = lease?.spec?.holderIdentity ?? "";
+  if (!holder) return { holder };
+  const name = target
+    .components()
+    .find((c) => c.kind === kind && target.leaderIdentity?.(c.name) === holder)?.name;
+  return { name, holder };
 }
 
 // #region run-chaos
@@ -160,10 +163,19 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
     let resolved: string | undefined;
     if (f.target.startsWith("leader:")) {
       // Mid-election (the holder a process that is gone), ask again for a few seconds.
+      let holder = "";
       for (let i = 0; i < 10 && resolved === undefined; i++) {
-        resolved = await leaderOf(target, f.kind);
+        ({ name: resolved, holder } = await leaderOf(target, f.kind));
         if (resolved === undefined) await sleep(500);
       }
+      if (resolved === undefined)
+        log(
+          `  (the ${f.kind} Lease names ${holder || "no one"}; candidates: ${target
+            .components()
+            .filter((c) => c.kind === f.kind)
+            .map((c) => `${c.name}=${target.leaderIdentity?.(c.name) ?? "?"}`)
+            .join(", ")})`,
+        );
       // No known holder (mid-election, or a target that cannot map identities): any candidate.
       name = resolved ?? target.components().find((c) => c.kind === f.kind)?.name ?? f.kind;
     }
