@@ -7,6 +7,7 @@
  * process, the test before it checks that nothing is left.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../../../testing/wait-for.ts";
 import { LocalCluster } from "../../testing/local-cluster.ts";
 import { noOrphanProcess } from "./invariants.ts";
 import { chaosAuditPolicy, localClusterTarget } from "./local-target.ts";
@@ -88,11 +89,13 @@ describe("chaos (a short seeded run)", () => {
     const components = target.components();
     const containers = c.containerPids();
     await c.close();
-    const left = [
+    const left = () => [
       ...components.filter((p) => isAlive(p.pid)),
       ...containers.filter(isAlive).map((pid) => ({ name: "container", pid })),
     ];
-    const r = noOrphanProcess({ containers: [], pods: new Map(), componentsAfterStop: left });
+    // SIGKILL is delivered at once, but a process is gone only once the kernel has torn it down.
+    await waitFor("every process to be gone", async () => left().length === 0, 10_000).catch(() => {});
+    const r = noOrphanProcess({ containers: [], pods: new Map(), componentsAfterStop: left() });
     expect(r.evidence).toEqual([]);
   }, 120_000);
 });

@@ -20,6 +20,7 @@
  */
 import type { Event as AuditEvent } from "../../../apiserver/audit/event.ts";
 import type { Clientset } from "../../../client/kubernetes/clientset.ts";
+import { processStartToken } from "../../../kubelet/runtime/process-state.ts";
 
 export interface ChaosComponent {
   /** "etcd", "kube-apiserver", "kube-scheduler-1", "kubelet-node-1", … */
@@ -58,13 +59,10 @@ export const controlPlaneKinds = new Set([
   "kube-controller-manager",
 ]);
 
-/** True iff the process `pid` exists (a SIGSTOPped one too); signal 0 only checks. */
+/**
+ * True iff the process `pid` runs: it exists and is not a zombie (a killed container waits to be
+ * reaped by init for a moment; it no longer runs). A SIGSTOPped process runs.
+ */
 export function isAlive(pid: number): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return pid > 0 && processStartToken(pid) !== undefined;
 }
