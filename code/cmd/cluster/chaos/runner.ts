@@ -18,12 +18,17 @@
  * - the end is bounded: after the faults, everything is healed (SIGCONT, partitions lifted, dead
  *   components restarted) and the convergent invariants are polled until they pass or
  *   `convergeTimeoutMs` runs out; then all six are judged once, and a failure names the seed and
- *   the replay command.
+ *   the replay command. The bound must outlast client-go's reflector backoff: every failed
+ *   list-and-watch during the faults doubles it (800 ms up to 30 s, jitter 1.0: up to 60 s, reset
+ *   after 2 min of health), so an informer may stay behind a fresh LIST for a minute after the
+ *   API server is back — in runs here "every informer cache equals a fresh list" is the last to
+ *   hold (the default, 3 min, is the backoff's cap twice over plus a relist).
  *
  * Invariants: the schedule a run prints is `generateSchedule` of its seed, duration and the
  * target's components — the run adds only the resolved leader and the actual times.
  *
  * @upstream none — test tooling (kubernetes/kubernetes test/e2e/chaosmonkey/chaosmonkey.go: Do, the disruption/test choreography; test/e2e/cloud/gcp/restart.go)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/client-go/tools/cache/reflector.go (NewReflectorWithOptions: the backoffManager the convergence bound must outlast)
  * @chapter 08-cluster
  */
 import type { Clientset } from "../../../client/kubernetes/clientset.ts";
