@@ -22,9 +22,12 @@ describe("npm run cluster -- chaos (flags)", () => {
     expect(out.join("\n")).toMatch(/--seed[\s\S]*--duration[\s\S]*--concurrent-control-plane/);
   });
 
-  it("says how to start a cluster when none runs", async () => {
-    await expect(run(["--seed", "1", "--dir", "/nonexistent/cluster"])).rejects.toThrow(
-      /no cluster is running: \/nonexistent\/cluster\/cluster.json not found/,
-    );
+  it("says how to start a cluster when none runs, exit 1", async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((s: string) => void errors.push(s));
+    expect(await run(["--seed", "1", "--dir", "/nonexistent/cluster"])).toBe(1);
+    expect(errors).toEqual([
+      "no cluster is running: /nonexistent/cluster/cluster.json not found (start one with npm run cluster)",
+    ]);
   });
 });

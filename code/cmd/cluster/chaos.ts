@@ -71,7 +71,13 @@ export async function run(args: string[], connect: Connect = connectToClusterDir
   }
   const f = parsed.values;
   const seed = f.seed >= 0 ? f.seed : Math.floor(Math.random() * 2 ** 32);
-  const target = await connect(resolve(f.dir));
+  let target: ChaosTarget;
+  try {
+    target = await connect(resolve(f.dir));
+  } catch (e) {
+    console.error((e as Error).message);
+    return 1;
+  }
   const report = await runChaos(target, {
     seed,
     durationMs: f.duration,

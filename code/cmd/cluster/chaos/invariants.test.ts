@@ -176,6 +176,41 @@ describe("neverTwoLeadersActing (audit)", () => {
   });
 });
 
+describe("neverTwoLeadersActing (controller-manager writing as its ServiceAccounts)", () => {
+  const kcmLease = (uid: string, at: number, holder: string): AuditEvent =>
+    ({
+      ...leaseWrite(uid, at, holder, at, "update"),
+      user: { username: "system:kube-controller-manager", uid },
+      objectRef: { resource: "leases", namespace: "kube-system", name: "kube-controller-manager" },
+    }) as unknown as AuditEvent;
+  const rsCreate = (at: number): AuditEvent =>
+    ({
+      stage: "ResponseComplete",
+      verb: "create",
+      user: { username: "system:serviceaccount:kube-system:deployment-controller", uid: "sa-uid" },
+      objectRef: { resource: "replicasets", namespace: "w", name: "web-0-abc", apiGroup: "apps" },
+      responseStatus: { code: 201 },
+      stageTimestamp: iso(at),
+    }) as unknown as AuditEvent;
+  const h = (audit: AuditEvent[]): LeaderHistory => ({
+    ...history(audit),
+    leases: ["kube-controller-manager"],
+  });
+
+  it("passes for a ReplicaSet created while some controller-manager leads", () => {
+    expect(neverTwoLeadersActing(h([kcmLease("c1", 0, "id1"), rsCreate(1000)])).ok).toBe(true);
+  });
+  it("fails for one created when no controller-manager ever led, or long after the last term ended", () => {
+    expect(neverTwoLeadersActing(h([rsCreate(1000), kcmLease("c1", 2000, "id1")])).evidence[0]).toMatch(
+      /without ever leading/,
+    );
+    const late = neverTwoLeadersActing(
+      h([kcmLease("c1", 0, "id1"), kcmLease("c1", 1000, ""), rsCreate(9000)]),
+    );
+    expect(late.evidence[0]).toMatch(/8000 ms after its term ended/);
+  });
+});
+
 describe("neverTwoLeadersActing (Leases only)", () => {
   const obs = (holder: string, acquire: number, renew: number) => ({
     lease: "kube-scheduler",
