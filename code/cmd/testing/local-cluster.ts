@@ -130,6 +130,7 @@ export class LocalCluster {
   etcd?: CommandProcess;
   private readonly proxies: FaultProxy[] = [];
   private nextToken = 0;
+  private closed = false;
 
   private constructor(
     readonly dir: string,
@@ -174,6 +175,12 @@ export class LocalCluster {
 
   private track(p: CommandProcess): CommandProcess {
     this.processes.push(p);
+    // chapter 8: a chaos run that outlives its test (a timeout) may restart a component after
+    // close(): that process dies at once instead of outliving the test.
+    if (this.closed) {
+      p.kill();
+      throw new Error("the cluster is closed");
+    }
     this.options.onProcess?.(p);
     return p;
   }
@@ -497,6 +504,7 @@ export class LocalCluster {
 
   /** Kills every process of the cluster — components first, then the containers — and removes its folder. */
   async close(): Promise<void> {
+    this.closed = true;
     for (const p of this.processes) {
       p.kill();
       p.child.kill("SIGCONT");

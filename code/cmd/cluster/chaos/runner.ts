@@ -158,173 +158,183 @@ export async function runChaos(target: ChaosTarget, o: ChaosOptions): Promise<Ch
     }
   })();
 
-  await observers.start();
-  await workload.setup();
-  workload.start();
+  // Whatever happens from here, nothing of the run may outlive it: no supervisor restarting
+  // components of a cluster being torn down, no informer, no workload step.
+  try {
+    await observers.start();
+    await workload.setup();
+    workload.start();
 
-  // #region fire
-  const fire = async (f: Fault): Promise<void> => {
-    let name = f.target;
-    let resolved: string | undefined;
-    if (f.target.startsWith("leader:")) {
-      // Mid-election (the holder a process that is gone), ask again for a few seconds.
-      let holder = "";
-      for (let i = 0; i < 10 && resolved === undefined; i++) {
-        ({ name: resolved, holder } = await leaderOf(target, f.kind));
-        if (resolved === undefined) await sleep(500);
+    // #region fire
+    const fire = async (f: Fault): Promise<void> => {
+      let name = f.target;
+      let resolved: string | undefined;
+      if (f.target.startsWith("leader:")) {
+        // Mid-election (the holder a process that is gone), ask again for a few seconds.
+        let holder = "";
+        for (let i = 0; i < 10 && resolved === undefined; i++) {
+          ({ name: resolved, holder } = await leaderOf(target, f.kind));
+          if (resolved === undefined) await sleep(500);
+        }
+        if (resolved === undefined)
+          log(
+            `  (the ${f.kind} Lease names ${holder || "no one"}; candidates: ${target
+              .components()
+              .filter((c) => c.kind === f.kind)
+              .map((c) => `${c.name}=${target.leaderIdentity?.(c.name) ?? "?"}`)
+              .join(", ")})`,
+          );
+        // No known holder (mid-election, or a target that cannot map identities): any candidate.
+        name = resolved ?? target.components().find((c) => c.kind === f.kind)?.name ?? f.kind;
       }
-      if (resolved === undefined)
-        log(
-          `  (the ${f.kind} Lease names ${holder || "no one"}; candidates: ${target
-            .components()
-            .filter((c) => c.kind === f.kind)
-            .map((c) => `${c.name}=${target.leaderIdentity?.(c.name) ?? "?"}`)
-            .join(", ")})`,
-        );
-      // No known holder (mid-election, or a target that cannot map identities): any candidate.
-      name = resolved ?? target.components().find((c) => c.kind === f.kind)?.name ?? f.kind;
-    }
-    // `name?` when the holder could not be told (mid-election): the fault hit a candidate.
-    say(describeFault({ ...f, at: Date.now() - t0 }, resolved ?? `${name}?`));
-    try {
-      switch (f.action) {
-        case "kill":
-          heldDown.add(name);
-          await target.kill(name);
-          await sleep(f.holdMs);
-          heldDown.delete(name);
-          await restart(name, "");
-          break;
-        case "pause":
-          paused.add(name);
-          await target.pause(name);
-          await sleep(f.holdMs);
-          await target.resume(name);
-          paused.delete(name);
-          wakes.push(Date.now());
-          break;
-        case "partition":
-          partitioned.add(name);
-          await target.partition(name, true);
-          await sleep(f.holdMs);
-          await target.partition(name, false);
-          partitioned.delete(name);
-          wakes.push(Date.now());
-          break;
-        case "restart":
-          await restart(name, "");
-          break;
+      // `name?` when the holder could not be told (mid-election): the fault hit a candidate.
+      say(describeFault({ ...f, at: Date.now() - t0 }, resolved ?? `${name}?`));
+      try {
+        switch (f.action) {
+          case "kill":
+            heldDown.add(name);
+            await target.kill(name);
+            await sleep(f.holdMs);
+            heldDown.delete(name);
+            await restart(name, "");
+            break;
+          case "pause":
+            paused.add(name);
+            await target.pause(name);
+            await sleep(f.holdMs);
+            await target.resume(name);
+            paused.delete(name);
+            wakes.push(Date.now());
+            break;
+          case "partition":
+            partitioned.add(name);
+            await target.partition(name, true);
+            await sleep(f.holdMs);
+            await target.partition(name, false);
+            partitioned.delete(name);
+            wakes.push(Date.now());
+            break;
+          case "restart":
+            await restart(name, "");
+            break;
+        }
+      } catch (e) {
+        say(`  ${f.action} ${name} failed: ${(e as Error).message}`);
+        heldDown.delete(name);
       }
-    } catch (e) {
-      say(`  ${f.action} ${name} failed: ${(e as Error).message}`);
-      heldDown.delete(name);
+    };
+
+    t0 = Date.now();
+    const running: Promise<void>[] = [];
+    let controlPlane: Promise<void> = Promise.resolve();
+    for (const f of schedule) {
+      await sleep(Math.max(0, t0 + f.at - Date.now()));
+      if (controlPlaneKinds.has(f.kind) && !o.concurrentControlPlane) {
+        // One control-plane fault at a time: this one starts when the last is fully over (its
+        // restart included), which may be after its planned time on a slow machine.
+        controlPlane = controlPlane.then(() => fire(f));
+        running.push(controlPlane);
+      } else running.push(fire(f));
     }
-  };
+    await sleep(Math.max(0, t0 + o.durationMs - Date.now()));
+    await Promise.all(running);
+    // #endregion fire
 
-  t0 = Date.now();
-  const running: Promise<void>[] = [];
-  let controlPlane: Promise<void> = Promise.resolve();
-  for (const f of schedule) {
-    await sleep(Math.max(0, t0 + f.at - Date.now()));
-    if (controlPlaneKinds.has(f.kind) && !o.concurrentControlPlane) {
-      // One control-plane fault at a time: this one starts when the last is fully over (its
-      // restart included), which may be after its planned time on a slow machine.
-      controlPlane = controlPlane.then(() => fire(f));
-      running.push(controlPlane);
-    } else running.push(fire(f));
-  }
-  await sleep(Math.max(0, t0 + o.durationMs - Date.now()));
-  await Promise.all(running);
-  // #endregion fire
+    // Heal whatever is still broken, then stop the workload (its last step finishes).
+    for (const name of paused) await target.resume(name).catch(() => {});
+    for (const name of partitioned) await target.partition(name, false).catch(() => {});
+    if (paused.size + partitioned.size > 0) wakes.push(Date.now());
+    const faultsEnded = Date.now();
+    say(`+${((faultsEnded - t0) / 1000).toFixed(1)}s faults stopped; waiting for the cluster to converge`);
+    await workload.stop();
 
-  // Heal whatever is still broken, then stop the workload (its last step finishes).
-  for (const name of paused) await target.resume(name).catch(() => {});
-  for (const name of partitioned) await target.partition(name, false).catch(() => {});
-  if (paused.size + partitioned.size > 0) wakes.push(Date.now());
-  const faultsEnded = Date.now();
-  say(`+${((faultsEnded - t0) / 1000).toFixed(1)}s faults stopped; waiting for the cluster to converge`);
-  await workload.stop();
-
-  // #region converge
-  const desired = workload.desired();
-  const convergent = async (): Promise<InvariantResult[]> => {
-    // Containers first, pods second: a pod created between the two reads has no container yet.
-    const containers = observers.liveContainers();
-    const pods = await target.admin.coreV1.pods("").list({ signal: AbortSignal.timeout(10_000) });
-    return [
-      deploymentsConverged(await workload.deployments(), desired),
-      cachesMatchFreshList(await observers.compareCaches(target.admin)),
-      noOrphanProcess({
-        containers,
-        pods: new Map(
-          pods.items.map((p) => [p.metadata.uid ?? "", { deleting: !!p.metadata.deletionTimestamp }]),
-        ),
-      }),
+    // #region converge
+    const desired = workload.desired();
+    const convergent = async (): Promise<InvariantResult[]> => {
+      // Containers first, pods second: a pod created between the two reads has no container yet.
+      const containers = observers.liveContainers();
+      const pods = await target.admin.coreV1.pods("").list({ signal: AbortSignal.timeout(10_000) });
+      return [
+        deploymentsConverged(await workload.deployments(), desired),
+        cachesMatchFreshList(await observers.compareCaches(target.admin)),
+        noOrphanProcess({
+          containers,
+          pods: new Map(
+            pods.items.map((p) => [p.metadata.uid ?? "", { deleting: !!p.metadata.deletionTimestamp }]),
+          ),
+        }),
+      ];
+    };
+    const deadline = Date.now() + (o.convergeTimeoutMs ?? 180_000);
+    const notJudged = (name: string, why: string): InvariantResult => ({ name, ok: false, evidence: [why] });
+    let last: InvariantResult[] = [
+      notJudged("every Deployment converges to its desired replicas", "never judged"),
+      notJudged("every informer cache equals a fresh list", "never judged"),
+      notJudged("no orphan process", "never judged"),
     ];
-  };
-  const deadline = Date.now() + (o.convergeTimeoutMs ?? 180_000);
-  const notJudged = (name: string, why: string): InvariantResult => ({ name, ok: false, evidence: [why] });
-  let last: InvariantResult[] = [
-    notJudged("every Deployment converges to its desired replicas", "never judged"),
-    notJudged("every informer cache equals a fresh list", "never judged"),
-    notJudged("no orphan process", "never judged"),
-  ];
-  let convergedMs: number | undefined;
-  let lastProgress = Date.now();
-  for (;;) {
-    const now = await convergent().catch((e: Error) => e);
-    if (now instanceof Error)
-      last = last.map((r) => (r.ok ? r : notJudged(r.name, `the API server did not answer: ${now.message}`)));
-    else last = now;
-    if (last.every((r) => r.ok)) {
-      convergedMs = Date.now() - faultsEnded;
-      break;
+    let convergedMs: number | undefined;
+    let lastProgress = Date.now();
+    for (;;) {
+      const now = await convergent().catch((e: Error) => e);
+      if (now instanceof Error)
+        last = last.map((r) =>
+          r.ok ? r : notJudged(r.name, `the API server did not answer: ${now.message}`),
+        );
+      else last = now;
+      if (last.every((r) => r.ok)) {
+        convergedMs = Date.now() - faultsEnded;
+        break;
+      }
+      if (Date.now() > deadline) break;
+      if (Date.now() - lastProgress > 20_000) {
+        lastProgress = Date.now();
+        const waiting = last.filter((r) => !r.ok).map((r) => `${r.name}: ${r.evidence[0]}`);
+        say(`+${((Date.now() - t0) / 1000).toFixed(1)}s still converging — ${waiting.join("; ")}`);
+      }
+      await sleep(1000);
     }
-    if (Date.now() > deadline) break;
-    if (Date.now() - lastProgress > 20_000) {
-      lastProgress = Date.now();
-      const waiting = last.filter((r) => !r.ok).map((r) => `${r.name}: ${r.evidence[0]}`);
-      say(`+${((Date.now() - t0) / 1000).toFixed(1)}s still converging — ${waiting.join("; ")}`);
-    }
-    await sleep(1000);
-  }
-  // #endregion converge
-  supervising = false;
-  await supervisor;
+    // #endregion converge
+    supervising = false;
+    await supervisor;
 
-  const results: InvariantResult[] = [
-    last[0],
-    noPodOnTwoNodes(observers.sightings),
-    neverTwoLeadersActing({
-      leases: leaseNames,
-      audit: target.audit?.(),
-      observations: observers.leaseObservations,
-      wakes,
-      staleBoundMs: o.staleBoundMs ?? 15_000,
-    }),
-    noAcknowledgedWriteLost(workload.writes, await workload.finals()),
-    ...last.slice(1),
-  ];
-  await observers.stop();
-  const ok = results.every((r) => r.ok);
-  log(formatResults(results));
-  log(
-    convergedMs === undefined
-      ? `did not converge within ${((o.convergeTimeoutMs ?? 180_000) / 1000).toFixed(0)}s`
-      : `converged ${(convergedMs / 1000).toFixed(1)}s after the faults stopped`,
-  );
-  if (!ok) log(`chaos: seed ${o.seed} FAILED; replay with: ${replay}`);
-  return {
-    seed: o.seed,
-    durationMs: o.durationMs,
-    schedule,
-    fired,
-    results,
-    ok,
-    replay,
-    convergedMs,
-    faultsPerMinute: schedule.length / (o.durationMs / 60_000),
-    workloadSteps: workload.steps,
-  };
+    const results: InvariantResult[] = [
+      last[0],
+      noPodOnTwoNodes(observers.sightings),
+      neverTwoLeadersActing({
+        leases: leaseNames,
+        audit: target.audit?.(),
+        observations: observers.leaseObservations,
+        wakes,
+        staleBoundMs: o.staleBoundMs ?? 15_000,
+      }),
+      noAcknowledgedWriteLost(workload.writes, await workload.finals()),
+      ...last.slice(1),
+    ];
+    await observers.stop();
+    const ok = results.every((r) => r.ok);
+    log(formatResults(results));
+    log(
+      convergedMs === undefined
+        ? `did not converge within ${((o.convergeTimeoutMs ?? 180_000) / 1000).toFixed(0)}s`
+        : `converged ${(convergedMs / 1000).toFixed(1)}s after the faults stopped`,
+    );
+    if (!ok) log(`chaos: seed ${o.seed} FAILED; replay with: ${replay}`);
+    return {
+      seed: o.seed,
+      durationMs: o.durationMs,
+      schedule,
+      fired,
+      results,
+      ok,
+      replay,
+      convergedMs,
+      faultsPerMinute: schedule.length / (o.durationMs / 60_000),
+      workloadSteps: workload.steps,
+    };
+  } finally {
+    supervising = false;
+    workload.abort();
+    await observers.stop().catch(() => {});
+  }
 }
 // #endregion run-chaos

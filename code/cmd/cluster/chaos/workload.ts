@@ -84,6 +84,7 @@ export class Workload {
   private readonly names: string[];
   private readonly rand: () => number;
   private stopping = false;
+  private aborted = false;
   private loop?: Promise<void>;
   /** Steps acknowledged, and attempts that failed (retried). */
   steps = 0;
@@ -143,6 +144,12 @@ export class Workload {
     })();
   }
 
+  /** Gives up at once, the step in flight too (a run that failed: nothing more to judge). */
+  abort(): void {
+    this.aborted = true;
+    this.stopping = true;
+  }
+
   /** No new step; the one in flight finishes (it retries until acknowledged). */
   async stop(): Promise<void> {
     this.stopping = true;
@@ -180,6 +187,7 @@ export class Workload {
   private async retry(what: string, attempt: () => Promise<void>): Promise<void> {
     let backoff = 200;
     for (;;) {
+      if (this.aborted) throw new Error(`workload aborted during ${what}`);
       try {
         await attempt();
         return;
