@@ -1,7 +1,7 @@
 /**
  * `npm run cluster [subcommand] [flags]` — the whole miniature as separate processes, driven by
  * the real kubectl: `start` (the default) runs it in this terminal; `status`, `stop` and `down`
- * work on it from another. Each subcommand is a module `cluster/<name>.ts` exporting
+ * work on it from another; `chaos` starts a cluster of its own and breaks it. Each subcommand is a module `cluster/<name>.ts` exporting
  * `run(args) → exit code`; adding one is one line in the table below.
  * No upstream counterpart: hack/local-up-cluster.sh in the kubernetes repository (one machine,
  * every binary its own process) is the closest; kind and kubeadm are the real-world equivalents.
@@ -20,6 +20,7 @@ export const subcommands: Record<string, () => Promise<Subcommand>> = {
   status: () => import("./cluster/status.ts"),
   stop: () => import("./cluster/stop.ts"),
   down: () => import("./cluster/down.ts"),
+  chaos: () => import("./cluster/chaos.ts"),
 };
 // #endregion subcommands
 

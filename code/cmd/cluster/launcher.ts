@@ -38,9 +38,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import {
-  accessSync,
   closeSync,
-  constants,
   existsSync,
   mkdirSync,
   openSync,
@@ -49,23 +47,22 @@ import {
   rmSync,
   statSync,
 } from "node:fs";
-import { delimiter, join } from "node:path";
+import { join } from "node:path";
+import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
 import { processStartToken } from "../../kubelet/runtime/process-state.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
 import { PKIError } from "../../pki/errors.ts";
 import { freePort } from "../../testing/ports.ts";
+import { apiServerArgs, etcdArgs, node, realEtcdArgs } from "./component-flags.ts";
+import { ComponentWiring, leaderIdentityIn, readAuditLog } from "./component-wiring.ts";
 import type { StartOptions } from "./flags.ts";
 import { repoRoot } from "./flags.ts";
+import { LaunchError, preflight, tail, which } from "./preflight.ts";
 import { type ComponentKind, type ComponentState, containerProcesses, signal } from "./state.ts";
 
-const cmdFile = (name: string) => join(repoRoot, "code", "cmd", `${name}.ts`);
-
-/** A cluster that cannot start; the message is one line with the fix. */
-export class LaunchError extends Error {
-  override readonly name = "LaunchError";
-}
+export { LaunchError, preflight, tail, which };
 
 export interface ClusterOptions extends StartOptions {
   /** A component started (or restarted): its state as recorded. */
@@ -76,6 +73,13 @@ export interface ClusterOptions extends StartOptions {
   onPKI?: (kubeconfig: string, server: string) => void;
   /** How long to wait for a component's ready line (default 300 s: the machine may be loaded). */
   readyTimeoutMs?: number;
+  // chapter 8's chaos (cluster/chaos.ts): additive, off by default.
+  /** Every component but the API server reaches the API server through a FaultProxy of its own (the API server reaches etcd through one). */
+  faultProxies?: boolean;
+  /** An audit Policy (YAML): the API server logs to `<dir>/audit.log` (every incarnation appends). */
+  auditPolicy?: string;
+  /** Each scheduler and controller-manager process (restarts included) authenticates with a token of its own (component-wiring.ts). */
+  processTokens?: boolean;
 }
 
 interface Running {
@@ -91,21 +95,6 @@ interface Running {
 /** Hollow node names follow kubemark's contract: `<prefix><i>`, i from 0. */
 export const hollowNodePrefix = "hollow-node-";
 
-/** The full path of `name` on PATH, or undefined. */
-export function which(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (!dir) continue;
-    const file = join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      if (statSync(file).isFile()) return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 export class ClusterLauncher {
   private readonly running = new Map<string, Running>();
   private stopping = false;
@@ -115,8 +104,12 @@ export class ClusterLauncher {
   server = "";
   readonly kubeletRootDirs: string[] = [];
   readonly nodeNames: string[];
+  private readonly wiring: ComponentWiring;
+  /** Writes a process's kubeconfig again before a restart. */
+  private readonly kubeconfigs = new Map<string, () => string>();
 
   constructor(readonly options: ClusterOptions) {
+    this.wiring = new ComponentWiring(options.dir, options);
     this.nodeNames = [
       ...Array.from({ length: options.nodes }, (_, i) => `node-${i + 1}`),
       ...Array.from({ length: options.fakeNodes }, (_, i) => `${hollowNodePrefix}${i}`),
@@ -213,18 +206,8 @@ export class ClusterLauncher {
     const names = n === 1 ? ["etcd"] : Array.from({ length: n }, (_, i) => `etcd-${i + 1}`);
     const clients = await Promise.all(names.map(async () => freePort()));
     const clientURL = (i: number) => `http://127.0.0.1:${clients[i]}`;
-    if (!binary) {
-      this.spawn("etcd", "etcd", clients[0], [
-        process.execPath,
-        "--import",
-        "tsx",
-        cmdFile("etcd"),
-        "--name=etcd",
-        `--data-dir=${join(this.dir, "etcd", "etcd")}`,
-        `--listen-client-urls=${clientURL(0)}`,
-        `--advertise-client-urls=${clientURL(0)}`,
-      ]);
-    } else {
+    if (!binary) this.spawn("etcd", "etcd", clients[0], etcdArgs(this.dir, clientURL(0)));
+    else {
       const peers = await Promise.all(names.map(async () => `http://127.0.0.1:${await freePort()}`));
       const initialCluster = names.map((m, i) => `${m}=${peers[i]}`).join(",");
       names.forEach((name, i) => {
@@ -233,52 +216,41 @@ export class ClusterLauncher {
         // A member's data names its peers' URLs, and those ports are new at each start: a
         // three-member cluster starts from empty data (one member keeps its data).
         if (n > 1) rmSync(dataDir, { recursive: true, force: true });
-        this.spawn(name, "etcd", clients[i], [
-          binary,
-          `--name=${name}`,
-          `--data-dir=${dataDir}`,
-          `--listen-client-urls=${clientURL(i)}`,
-          `--advertise-client-urls=${clientURL(i)}`,
-          `--listen-peer-urls=${peers[i]}`,
-          `--initial-advertise-peer-urls=${peers[i]}`,
-          `--initial-cluster=${initialCluster}`,
-          "--initial-cluster-state=new",
-          "--initial-cluster-token=kuth-cluster",
-        ]);
+        const member = { name, dataDir, clientURL: clientURL(i), peerURL: peers[i], initialCluster };
+        this.spawn(name, "etcd", clients[i], realEtcdArgs(binary, member));
       });
     }
     // The line etcd (ours and the real one) logs once it serves clients: with a leader elected.
     await Promise.all(names.map((name) => this.waitForLog(name, "ready to serve client requests")));
-    return names.map((_, i) => clientURL(i));
+    // The API server's connection to each member, through that member's proxy (chaos partitions it).
+    return Promise.all(
+      names.map(async (name, i) => `http://${await this.wiring.dial(name, `127.0.0.1:${clients[i]}`)}`),
+    );
   }
   // #endregion etcd
 
   // #region apiserver
   private async startAPIServer(etcdURLs: string[]): Promise<void> {
-    const l = this.pkiLayout!;
     const port = Number(new URL(this.server).port);
     this.spawn("kube-apiserver", "kube-apiserver", port, [
-      ...node("kube-apiserver"),
-      `--etcd-servers=${etcdURLs.join(",")}`,
-      `--secure-port=${port}`,
-      "--bind-address=127.0.0.1",
-      `--tls-cert-file=${l.apiServerCert}`,
-      `--tls-private-key-file=${l.apiServerKey}`,
-      `--client-ca-file=${l.caCert}`,
-      "--authorization-mode=Node,RBAC",
-      "--enable-admission-plugins=NodeRestriction",
-      `--service-account-signing-key-file=${l.serviceAccountKey}`,
-      `--service-account-key-file=${l.serviceAccountPublicKey}`,
-      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-      // How the API server reaches the kubelets (kubectl logs, exec): chapter 7.
-      `--kubelet-client-certificate=${l.apiServerKubeletClientCert}`,
-      `--kubelet-client-key=${l.apiServerKubeletClientKey}`,
-      "--kubelet-preferred-address-types=InternalIP",
-      "--v=0",
+      ...apiServerArgs(this.pkiLayout!, port, etcdURLs),
+      ...this.wiring.apiServerArgs(this.options.auditPolicy),
     ]);
     await this.waitForLog("kube-apiserver", "Serving securely on");
   }
   // #endregion apiserver
+
+  get auditLog(): string {
+    return this.wiring.auditLog;
+  }
+
+  /** The kubeconfig of process `name` (identity `id`): through its proxy, with its token, when chaos asks. */
+  private async kubeconfigOf(name: string, id: string): Promise<string> {
+    await this.wiring.dial(name, new URL(this.server).host);
+    const write = () => this.wiring.kubeconfig(name, id, this.identity(id).kubeconfig);
+    this.kubeconfigs.set(name, write);
+    return write();
+  }
 
   /**
    * One replica: without --ha, no election (as local-up-cluster.sh's `--leader-elect=false`);
@@ -288,9 +260,10 @@ export class ClusterLauncher {
   private async startControllerManager(suffix: string): Promise<{ ready: Promise<void> }> {
     const port = await freePort();
     const name = `kube-controller-manager${suffix}`;
+    const kubeconfig = await this.kubeconfigOf(name, "kube-controller-manager");
     this.spawn(name, "kube-controller-manager", port, [
       ...node("kube-controller-manager"),
-      `--kubeconfig=${this.identity("kube-controller-manager").kubeconfig}`,
+      `--kubeconfig=${kubeconfig}`,
       // Each controller as its own ServiceAccount, as kubeadm and local-up-cluster.sh run it:
       // RBAC's bootstrap roles (system:controller:deployment-controller, …) grant each its work.
       "--use-service-account-credentials",
@@ -305,9 +278,10 @@ export class ClusterLauncher {
   private async startScheduler(suffix: string): Promise<{ ready: Promise<void> }> {
     const port = await freePort();
     const name = `kube-scheduler${suffix}`;
+    const kubeconfig = await this.kubeconfigOf(name, "kube-scheduler");
     this.spawn(name, "kube-scheduler", port, [
       ...node("kube-scheduler"),
-      `--kubeconfig=${this.identity("kube-scheduler").kubeconfig}`,
+      `--kubeconfig=${kubeconfig}`,
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       `--leader-elect=${this.options.ha > 1}`,
@@ -321,9 +295,10 @@ export class ClusterLauncher {
     const rootDir = join(this.dir, "kubelets", name);
     this.kubeletRootDirs.push(rootDir);
     const port = await freePort();
+    const kubeconfig = await this.kubeconfigOf(`kubelet-${name}`, `node-${name}`);
     this.spawn(`kubelet-${name}`, "kubelet", port, [
       ...node("kubelet"),
-      `--kubeconfig=${this.identity(`node-${name}`).kubeconfig}`,
+      `--kubeconfig=${kubeconfig}`,
       `--hostname-override=${name}`,
       `--root-dir=${rootDir}`,
       `--port=${port}`,
@@ -435,8 +410,42 @@ export class ClusterLauncher {
       signal(r.state.pid, "SIGCONT");
     }
     await r.exited;
-    return this.spawn(r.state.name, r.state.kind, r.state.port, r.state.args);
+    this.kubeconfigs.get(name)?.(); // a new token: the restarted process is another writer
+    const state = this.spawn(r.state.name, r.state.kind, r.state.port, r.state.args);
+    // etcd and the API server serve others: restarted means serving again (as LocalCluster's).
+    if (state.kind === "etcd") await this.waitForLog(name, "ready to serve client requests");
+    if (state.kind === "kube-apiserver") await this.waitForLog(name, "Serving securely on");
+    return state;
   }
+
+  /** Resolves once the component's current process has exited. */
+  async exited(name: string): Promise<void> {
+    await this.running.get(name)?.exited;
+  }
+
+  // #region chaos
+  /** Its connection to the API server (the API server's: to every etcd member) drops, or passes again. */
+  partition(name: string, on: boolean): void {
+    const r = this.running.get(name);
+    if (!r) throw new Error(`no component ${name}`);
+    const etcd = this.components()
+      .filter((c) => c.kind === "etcd")
+      .map((c) => c.name);
+    this.wiring.partition(r.state.kind === "kube-apiserver" ? etcd : [name], on);
+  }
+
+  /** The identity the current process of a scheduler or controller-manager elects with (from its log). */
+  leaderIdentity(name: string): string | undefined {
+    const r = this.running.get(name);
+    if (!r) return undefined;
+    return leaderIdentityIn(readFileSync(r.state.log).subarray(r.logFrom).toString("utf8"));
+  }
+
+  /** Every audit event of every API server incarnation (`auditPolicy`), in log order. */
+  audit(): AuditEvent[] {
+    return readAuditLog(this.auditLog);
+  }
+  // #endregion chaos
 
   /** Node names Ready now, of those this cluster started. */
   async readyNodes(): Promise<Set<string>> {
@@ -488,27 +497,10 @@ export class ClusterLauncher {
     await Promise.race([exited, sleep(10_000)]);
     // Containers outlive their kubelet on purpose (a restarted kubelet adopts them): kill them here.
     for (const c of containerProcesses(this.kubeletRootDirs)) signal(-c.pid, "SIGKILL");
+    await this.wiring.stop();
     this.admin?.closeIdleConnections();
   }
   // #endregion stop
-}
-
-/** What would stop the cluster from starting, known before anything starts (a missing program). */
-export function preflight(o: StartOptions): LaunchError | undefined {
-  if (o.fakeNodes > 0 && !existsSync(cmdFile("kubemark")))
-    return new LaunchError(
-      "--fake-nodes needs code/cmd/kubemark.ts (chapter 8's kubemark), which this checkout does not have",
-    );
-  if (o.etcd === "real" && !which("etcd"))
-    return new LaunchError(
-      "--etcd=real: no etcd on PATH; install it (sudo apt-get install -y etcd-server) or drop --etcd=real",
-    );
-  return undefined;
-}
-
-/** `node --import tsx code/cmd/<name>.ts`: how a learner starts a course component. */
-function node(name: string): string[] {
-  return [process.execPath, "--import", "tsx", cmdFile(name)];
 }
 
 function fileSize(file: string): number {
@@ -516,16 +508,6 @@ function fileSize(file: string): number {
     return statSync(file).size;
   } catch {
     return 0;
-  }
-}
-
-/** The last `n` lines of a file ("" if it cannot be read). */
-export function tail(file: string, n: number): string {
-  try {
-    const text = readFileSync(file, "utf8");
-    return text.trimEnd().split("\n").slice(-n).join("\n");
-  } catch {
-    return "";
   }
 }
 

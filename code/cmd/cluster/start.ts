@@ -23,7 +23,8 @@ import { mkdirSync } from "node:fs";
 import { relative } from "node:path";
 import { FlagError } from "../cli/flag.ts";
 import { parseStartFlags } from "./flags.ts";
-import { ClusterLauncher, preflight, tail, which } from "./launcher.ts";
+import { ClusterLauncher } from "./launcher.ts";
+import { preflight, tail, which } from "./preflight.ts";
 import {
   acquireState,
   type ClusterState,

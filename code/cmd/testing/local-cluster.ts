@@ -18,6 +18,8 @@
  *   options every component is a named entry of `components`, which `killComponent`,
  *   `pauseComponent`, `resumeComponent`, `restartComponent` (same args, port and data dir) and
  *   `partitionComponent` (its FaultProxy drops) act on. Without them it is chapter 7's cluster.
+ *   The token file, the per-process kubeconfig, the audit log's reading and the leader identity
+ *   are cluster/component-wiring.ts's, shared with the ClusterLauncher.
  *
  * Invariants:
  * - `close()` is safe to call whatever state the cluster is in (partly started, processes already
@@ -28,7 +30,6 @@
  * @chapter 07-kubelet
  */
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,6 +42,12 @@ import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
 import { PKIError } from "../../pki/errors.ts";
 import { FaultProxy } from "../../testing/fault-proxy.ts";
 import { freePort } from "../../testing/ports.ts";
+import {
+  componentKubeconfig,
+  leaderIdentityIn,
+  readAuditLog,
+  writeProcessTokens,
+} from "../cluster/component-wiring.ts";
 import { type CommandProcess, startCommand } from "./command-process.ts";
 
 const cmd = (name: string) => new URL(`../${name}.ts`, import.meta.url).pathname;
@@ -111,9 +118,6 @@ export interface ComponentProcess {
   /** Starts a new incarnation (same args, port, data dir); resolves once it serves. */
   start: () => Promise<CommandProcess>;
 }
-
-/** How many per-process tokens the token file holds. */
-const maxProcessTokens = 400;
 
 export interface KubeletProcess {
   name: string;
@@ -215,13 +219,7 @@ export class LocalCluster {
       this.register({ name: "etcd", kind: "etcd", proxy, start: startEtcd }, await startEtcd());
       etcdServers = [`--etcd-servers=${proxy ? `http://${proxy.address}` : url}`];
     }
-    if (o.processTokens) {
-      const tokens = [];
-      for (let i = 0; i < maxProcessTokens; i++)
-        for (const user of ["system:kube-scheduler", "system:kube-controller-manager"])
-          tokens.push(`${user.slice(7)}-token-${i},${user},${user.slice(7)}#${i}`);
-      await writeFile(join(this.dir, "tokens.csv"), `${tokens.join("\n")}\n`);
-    }
+    if (o.processTokens) writeProcessTokens(join(this.dir, "tokens.csv"));
     if (o.auditPolicy) await writeFile(join(this.dir, "audit.yaml"), o.auditPolicy);
     const startAPIServer = async () => {
       const p = this.track(
@@ -329,14 +327,11 @@ export class LocalCluster {
     const original = this.identity(identity).kubeconfig;
     const token = this.options.processTokens && identity.startsWith("kube-") ? this.nextToken++ : undefined;
     if (!proxy && token === undefined) return original;
-    let text = await readFile(original, "utf8");
-    // The proxy is on 127.0.0.1 too, so the serving certificate's IP SAN still matches.
-    if (proxy) text = text.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://${proxy.address}`);
-    if (token !== undefined)
-      text = text.replace(
-        /users:[\s\S]*$/,
-        `users:\n- name: system:${identity}\n  user:\n    token: ${identity}-token-${token}\n`,
-      );
+    const text = componentKubeconfig(await readFile(original, "utf8"), {
+      proxyAddress: proxy?.address,
+      component: identity,
+      token,
+    });
     const file = join(this.dir, `${name}${token !== undefined ? `-${token}` : ""}.kubeconfig`);
     await writeFile(file, text, { mode: 0o600 });
     return file;
@@ -388,28 +383,12 @@ export class LocalCluster {
 
   /** The identity a scheduler or controller-manager process elects with (from its log). */
   leaderIdentity(name: string): string | undefined {
-    const err = this.components.get(name)?.process.stderr() ?? "";
-    return /"Leader election candidate" identity="([^"]+)"/.exec(err)?.[1];
+    return leaderIdentityIn(this.components.get(name)?.process.stderr() ?? "");
   }
 
   /** Every audit event the API server incarnations logged (`auditPolicy`), in log order. */
   audit(): AuditEvent[] {
-    let text = "";
-    try {
-      text = readFileSync(join(this.dir, "audit.log"), "utf8");
-    } catch {
-      return [];
-    }
-    const out: AuditEvent[] = [];
-    for (const line of text.split("\n")) {
-      if (!line.startsWith("{")) continue;
-      try {
-        out.push(JSON.parse(line) as AuditEvent);
-      } catch {
-        // a killed server's last line may be cut short
-      }
-    }
-    return out;
+    return readAuditLog(join(this.dir, "audit.log"));
   }
   // #endregion chapter-8-components
 
