@@ -86,6 +86,8 @@ export interface ChaosClusterOptions {
   ha: number;
   /** Where the cluster's lines go (its components, as they start and restart). */
   out: (line: string) => void;
+  /** Called before the first process starts with how to stop them all (a Ctrl-C while starting). */
+  onStop?: (stop: () => Promise<void>) => void;
 }
 
 export interface ChaosCluster {
@@ -124,16 +126,25 @@ export async function run(args: string[], connect: Connect = startChaosCluster):
   ];
   const say = (line: string) => processOutput.out(line);
   let cluster: ChaosCluster | undefined;
+  let stopEarly: (() => Promise<void>) | undefined;
   const onSignal = (s: NodeJS.Signals) => {
     say(`${s}: stopping the chaos cluster`);
-    void (cluster?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+    void (stopEarly?.() ?? Promise.resolve()).finally(() => process.exit(130));
   };
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   for (const s of signals) process.on(s, onSignal);
   try {
     say(`chaos: starting its own cluster in ${shown(dir)} (${f.nodes} nodes, --ha=${f.ha}, fault proxies)`);
     try {
-      cluster = await connect({ dir, nodes: f.nodes, ha: f.ha, out: say });
+      cluster = await connect({
+        dir,
+        nodes: f.nodes,
+        ha: f.ha,
+        out: say,
+        onStop: (stop) => {
+          stopEarly = stop;
+        },
+      });
     } catch (e) {
       console.error(`chaos: ${(e as Error).message}`);
       return 1;
@@ -221,6 +232,7 @@ export async function startChaosCluster(o: ChaosClusterOptions): Promise<ChaosCl
     killRecorded(state); // anything the launcher lost track of (none expected)
     removeState(o.dir);
   };
+  o.onStop?.(stop);
   try {
     await launcher.launch();
     if (!(await launcher.waitForNodesReady(() => {})))
