@@ -18,7 +18,13 @@
  *   launcher waits for a component's ready line and where a learner looks when one dies;
  * - a restart of the cluster in the same directory keeps its data: etcd's data dir, the PKI
  *   (the kubeconfigs are written again, for the API server's new port) and the kubelets' root
- *   dirs (a kubelet adopts or cleans the containers it finds recorded there).
+ *   dirs (a kubelet adopts or cleans the containers it finds recorded there);
+ * - chaos (`npm run cluster -- chaos`) starts its own cluster with three additive options:
+ *   `faultProxies` (each component's connection through its own FaultProxy: `partition`),
+ *   `auditPolicy` (`<dir>/audit.log`: `audit()`) and `processTokens` (a token per scheduler and
+ *   controller-manager process, restarts included); `leaderIdentity` reads the identity a process
+ *   logged. The wiring is component-wiring.ts's (shared with the tests' LocalCluster), the
+ *   etcd and API server flags component-flags.ts's, the checks before a start preflight.ts's.
  *
  * Invariants:
  * - `stop()` leaves nothing running, whatever the state: components (SIGCONT for a stopped one,
@@ -140,6 +146,11 @@ export class ClusterLauncher {
     const found = this.pkiLayout?.identities.find((i) => i.id === id);
     if (!found) throw new Error(`no identity ${id} in the PKI`);
     return found;
+  }
+
+  /** stop() was called: nothing starts any more. */
+  get stopped(): boolean {
+    return this.stopping;
   }
 
   /** Every component now, in start order. */

@@ -20,7 +20,8 @@ import type { ChaosTarget } from "./target.ts";
 // #region launcher-target
 export function launcherTarget(l: ClusterLauncher): ChaosTarget {
   return {
-    components: () => l.components().map(({ name, kind, pid }) => ({ name, kind, pid })),
+    // None once the cluster is being stopped (a Ctrl-C): the runner's supervisor restarts nothing.
+    components: () => (l.stopped ? [] : l.components().map(({ name, kind, pid }) => ({ name, kind, pid }))),
     kill: async (name) => {
       l.kill(name, "SIGKILL");
       await l.exited(name);
