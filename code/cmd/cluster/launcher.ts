@@ -67,7 +67,8 @@ export class LaunchError extends Error {
   override readonly name = "LaunchError";
 }
 
-export interface ClusterOptions extends StartOptions {
+// The view is the supervisor's (start.ts), not a component: the launcher has no use for its port.
+export interface ClusterOptions extends Omit<StartOptions, "viewPort"> {
   /** A component started (or restarted): its state as recorded. */
   onComponent?: (c: ComponentState) => void;
   /** A component exited that nobody asked to stop (stop() and restart() do not count). */
@@ -494,7 +495,7 @@ export class ClusterLauncher {
 }
 
 /** What would stop the cluster from starting, known before anything starts (a missing program). */
-export function preflight(o: StartOptions): LaunchError | undefined {
+export function preflight(o: Omit<StartOptions, "viewPort">): LaunchError | undefined {
   if (o.fakeNodes > 0 && !existsSync(cmdFile("kubemark")))
     return new LaunchError(
       "--fake-nodes needs code/cmd/kubemark.ts (chapter 8's kubemark), which this checkout does not have",
