@@ -32,6 +32,7 @@
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (ListenAndServeHealthz… : the healthz port)
  * @chapter 07-kubelet
  */
+
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
@@ -47,6 +48,7 @@ import { catalog } from "../kubelet/runtime/images/catalog.ts";
 import { podRange } from "../kubelet/runtime/network/pod-network.ts";
 import { ProcessImageService } from "../kubelet/runtime/process-image-service.ts";
 import { ProcessRuntimeService } from "../kubelet/runtime/process-runtime-service.ts";
+import { newProvider } from "../tracing/provider.ts";
 import { FlagError } from "./cli/flag.ts";
 import { handleHealth, namedCheck } from "./cli/healthz.ts";
 import { type KubeletOptions, kubeletConfigurationFromFlags, kubeletFlags } from "./cli/kubelet-flags.ts";
@@ -129,9 +131,12 @@ const kubelet = command({
       o.runtime === "fake"
         ? machineInfoFromCapacity(o.nodeName, o.fakeCapacity ?? {})
         : await machineInfoFromHost(o.rootDir);
+    // chapter 8: KubeletConfiguration `tracing` — service.name "kubelet", host.name the node, as upstream.
+    const tracerProvider = newProvider(o.config.tracing, "kubelet", { "host.name": o.nodeName });
     let main: MainKubelet;
     try {
       main = await startMainKubelet({
+        tracerProvider,
         nodeName: o.nodeName,
         hostname: o.hostname,
         client,
@@ -186,6 +191,7 @@ const kubelet = command({
       async stop(signal) {
         log(`Received ${signal}; shutting down (containers keep running)`);
         await main.stop();
+        await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
         if (healthz) {
           const closed = new Promise<void>((r) => healthz?.close(() => r()));
           healthz.closeAllConnections();
