@@ -17,6 +17,11 @@
  * `--node-labels`, `--register-with-taints`, `--node-ip`, `--pod-cidr`, `--client-ca-file`, …),
  * plus the course's `--runtime=process|fake`, `--fake-capacity` and `--warm-pool`.
  *
+ * Chapter 8, tracing: the `--config` file's `tracing: {endpoint, samplingRatePerMillion}` (no flag,
+ * as upstream) turns on spans — `syncPod`, the CRI calls, the status writes — sent as OTLP/HTTP
+ * with service.name `kubelet` and host.name the node (upstream: OTLP/gRPC; the KubeletTracing gate,
+ * on by default since 1.28).
+ *
  * Stopping: SIGTERM stops the loops, the node status and Lease, and the server, and leaves the
  * containers running — a kubelet restart must not restart its pods; the next kubelet over the same
  * `--root-dir` adopts them.
@@ -30,6 +35,7 @@
  * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (NewKubeletCommand, Run, RunKubelet)
  * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go (KubeAPIQPS 50, KubeAPIBurst 100)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (ListenAndServeHealthz… : the healthz port)
+ * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (newTracerProvider: chapter 8's tracing, service.name kubelet, host.name)
  * @chapter 07-kubelet
  */
 

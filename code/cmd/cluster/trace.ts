@@ -157,14 +157,31 @@ export function milestones(spans: SpanRecord[]): Milestones {
   const isStatus = (s: SpanRecord) => s.name === "statusManager.syncPod";
   return {
     created: first(
-      (s) => s.name === "Create etcd3" || (s.service === "apiserver" && s.name.startsWith("POST ") && attr(s, "k8s.verb") === "create" && !attr(s, "k8s.subresource")),
+      (s) =>
+        s.name === "Create etcd3" ||
+        (s.service === "apiserver" &&
+          s.name.startsWith("POST ") &&
+          attr(s, "k8s.verb") === "create" &&
+          !attr(s, "k8s.subresource")),
       (s) => s.endMs,
     ),
     scheduled:
-      first((s) => s.service === "apiserver" && attr(s, "k8s.subresource") === "binding", (s) => s.endMs) ??
-      first((s) => s.name === "bindingCycle" && !s.error, (s) => s.endMs),
-    running: first((s) => isStatus(s) && attr(s, "k8s.pod.phase") === "Running", (s) => s.endMs),
-    ready: first((s) => isStatus(s) && attr(s, "k8s.pod.ready") === true, (s) => s.endMs),
+      first(
+        (s) => s.service === "apiserver" && attr(s, "k8s.subresource") === "binding",
+        (s) => s.endMs,
+      ) ??
+      first(
+        (s) => s.name === "bindingCycle" && !s.error,
+        (s) => s.endMs,
+      ),
+    running: first(
+      (s) => isStatus(s) && attr(s, "k8s.pod.phase") === "Running",
+      (s) => s.endMs,
+    ),
+    ready: first(
+      (s) => isStatus(s) && attr(s, "k8s.pod.ready") === true,
+      (s) => s.endMs,
+    ),
   };
 }
 
@@ -200,14 +217,22 @@ function tracesFile(flags: Map<string, string>): string | { problem: string } {
   const dir = flags.get("dir") ?? join(repoRoot, ".cluster");
   const state = join(dir, "cluster.json");
   if (!existsSync(state))
-    return { problem: `no cluster in ${dir} (no cluster.json): start one with \`npm run cluster\`, or pass --traces-file <spans.jsonl>` };
+    return {
+      problem: `no cluster in ${dir} (no cluster.json): start one with \`npm run cluster\`, or pass --traces-file <spans.jsonl>`,
+    };
   const traces = (JSON.parse(readFileSync(state, "utf8")) as { traces?: string }).traces;
   if (!traces)
-    return { problem: `the cluster in ${dir} records no traces (cluster.json has no "traces"): restart it with tracing, or pass --traces-file` };
+    return {
+      problem: `the cluster in ${dir} records no traces (cluster.json has no "traces"): restart it with tracing, or pass --traces-file`,
+    };
   return traces;
 }
 
-const usage = "usage: npm run cluster -- trace <pod> [-n <namespace>] [--traces-file <file>] [--dir <cluster dir>]";
+const usage =
+  "usage: npm run cluster -- trace <pod> [-n <namespace>] [--traces-file <file>] [--dir <cluster dir>] [--all]";
+
+/** Spans the timeline leaves out unless `--all`: inside every request, rarely the story. */
+const quiet = new Set(["authentication"]);
 
 export async function run(args: string[], out: (line: string) => void = console.log): Promise<number> {
   const flags = new Map<string, string>();
@@ -220,6 +245,10 @@ export async function run(args: string[], out: (line: string) => void = console.
       continue;
     }
     const name = m[1] === "n" ? "namespace" : m[1];
+    if (name === "all") {
+      flags.set("all", "true");
+      continue;
+    }
     if (!["namespace", "traces-file", "dir", "help", "h"].includes(name)) {
       out(`unknown flag: ${a}\n${usage}`);
       return 2;
@@ -247,7 +276,9 @@ export async function run(args: string[], out: (line: string) => void = console.
     return 1;
   }
   if (!existsSync(file)) {
-    out(`no span file at ${file}: no component has exported a span yet (is tracing on? spans arrive about a second after they end)`);
+    out(
+      `no span file at ${file}: no component has exported a span yet (is tracing on? spans arrive about a second after they end)`,
+    );
     return 1;
   }
   const spans = parseSpans(readFileSync(file, "utf8"));
@@ -260,8 +291,11 @@ export async function run(args: string[], out: (line: string) => void = console.
   }
   const mine = gatherPodSpans(spans, uid);
   const when = new Date(Math.min(...mine.map((s) => s.startMs))).toISOString();
-  out(`pod ${namespace}/${pod} (uid ${uid}): ${mine.length} spans from ${new Set(mine.map((s) => s.service)).size} components, first at ${when}`);
-  for (const line of formatTimeline(mine)) out(line);
+  out(
+    `pod ${namespace}/${pod} (uid ${uid}): ${mine.length} spans from ${new Set(mine.map((s) => s.service)).size} components, first at ${when}`,
+  );
+  const shown = flags.has("all") ? mine : mine.filter((s) => !quiet.has(s.name));
+  for (const line of formatTimeline(shown)) out(line);
   out(formatSummary(milestones(mine)));
   return 0;
 }
