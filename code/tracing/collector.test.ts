@@ -27,7 +27,10 @@ afterEach(async () => {
 
 describe("startCollector", () => {
   it("writes every span the OpenTelemetry exporter sends as one JSON line, with its component, parent and events", async () => {
-    const tp = newProvider({ endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 }, "kube-scheduler");
+    const tp = newProvider(
+      { endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 },
+      "kube-scheduler",
+    );
     await startSpan(tp, "test", "scheduleOne", podAttributes(pod), async () => {
       await new Promise((r) => setTimeout(r, 5)); // across an await, the span stays active
       await withSpan("Filter", { plugin: "NodeName" }, async () => {
@@ -43,7 +46,11 @@ describe("startCollector", () => {
     expect(root.parentSpanId).toBeUndefined();
     expect(child.traceId).toBe(root.traceId);
     expect(child.parentSpanId).toBe(root.spanId);
-    expect(root.attributes).toMatchObject({ "k8s.pod.uid": "u-1", "k8s.pod.name": "web", "k8s.namespace.name": "default" });
+    expect(root.attributes).toMatchObject({
+      "k8s.pod.uid": "u-1",
+      "k8s.pod.name": "web",
+      "k8s.namespace.name": "default",
+    });
     expect(child.events).toEqual([{ name: "checked", timeMs: expect.any(Number), attributes: { nodes: 3 } }]);
     // OpenTelemetry JS reads each span's clock on its own: allow a millisecond of drift.
     expect(root.startMs).toBeLessThanOrEqual(child.startMs + 1);

@@ -91,8 +91,7 @@ function attributes(kvs: KeyValue[] | undefined): Record<string, unknown> {
 
 /** Nanoseconds (a decimal string, a number, or a {low, high} Long) → milliseconds. */
 function ms(t: Time): number {
-  const ns =
-    typeof t === "object" ? (BigInt(t.high >>> 0) << 32n) | BigInt(t.low >>> 0) : BigInt(t);
+  const ns = typeof t === "object" ? (BigInt(t.high >>> 0) << 32n) | BigInt(t.low >>> 0) : BigInt(t);
   return Number(ns / 1000n) / 1000;
 }
 
@@ -114,7 +113,11 @@ export function decodeExport(req: ExportTraceServiceRequest): SpanRecord[] {
           attributes: attributes(s.attributes),
           events: (s.events ?? []).map((e) => {
             const a = attributes(e.attributes);
-            return { name: e.name, timeMs: ms(e.timeUnixNano), ...(Object.keys(a).length ? { attributes: a } : {}) };
+            return {
+              name: e.name,
+              timeMs: ms(e.timeUnixNano),
+              ...(Object.keys(a).length ? { attributes: a } : {}),
+            };
           }),
         };
         if (s.parentSpanId) rec.parentSpanId = s.parentSpanId;

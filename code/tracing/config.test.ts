@@ -12,9 +12,14 @@ describe("TracingConfiguration", () => {
       file,
       "apiVersion: apiserver.config.k8s.io/v1beta1\nkind: TracingConfiguration\nendpoint: 127.0.0.1:4318\nsamplingRatePerMillion: 1000000\n",
     );
-    expect(readTracingConfiguration(file)).toEqual({ endpoint: "127.0.0.1:4318", samplingRatePerMillion: 1000000 });
+    expect(readTracingConfiguration(file)).toEqual({
+      endpoint: "127.0.0.1:4318",
+      samplingRatePerMillion: 1000000,
+    });
     await writeFile(file, "apiVersion: v1\nkind: ConfigMap\n");
-    expect(() => readTracingConfiguration(file)).toThrow(/no kind "ConfigMap" is registered for version "v1"/);
+    expect(() => readTracingConfiguration(file)).toThrow(
+      /no kind "ConfigMap" is registered for version "v1"/,
+    );
     await rm(dir, { recursive: true });
     expect(() => readTracingConfiguration(file)).toThrow(/unable to read tracing configuration from/);
   });

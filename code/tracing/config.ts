@@ -77,7 +77,9 @@ export function exportURL(endpoint: string = defaultEndpoint): string {
   const withScheme = endpoint.includes("//") ? endpoint : `http://${endpoint}`;
   const url = new URL(withScheme);
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new Error(`unsupported scheme: ${url.protocol.replace(/:$/, "")}. Options are http and https (OTLP/HTTP)`);
+    throw new Error(
+      `unsupported scheme: ${url.protocol.replace(/:$/, "")}. Options are http and https (OTLP/HTTP)`,
+    );
   if (url.pathname === "/" || url.pathname === "") url.pathname = "/v1/traces";
   return url.toString();
 }
@@ -87,7 +89,9 @@ export function tracingFromObject(obj: unknown, path = "tracing"): TracingConfig
   if (obj === null || typeof obj !== "object") throw new TracingConfigError(`${path}: must be an object`);
   const { endpoint, samplingRatePerMillion } = obj as Record<string, unknown>;
   if (endpoint !== undefined && typeof endpoint !== "string")
-    throw new TracingConfigError(`${path}.endpoint: Invalid value: ${JSON.stringify(endpoint)}: must be a string`);
+    throw new TracingConfigError(
+      `${path}.endpoint: Invalid value: ${JSON.stringify(endpoint)}: must be a string`,
+    );
   const c: TracingConfiguration = {
     endpoint: endpoint as string | undefined,
     samplingRatePerMillion: samplingRatePerMillion as number | undefined,
@@ -104,7 +108,9 @@ export function readTracingConfiguration(file: string): TracingConfiguration {
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
-    throw new TracingConfigError(`unable to read tracing configuration from "${file}": ${(e as Error).message}`);
+    throw new TracingConfigError(
+      `unable to read tracing configuration from "${file}": ${(e as Error).message}`,
+    );
   }
   let doc: unknown;
   try {

@@ -9,16 +9,22 @@ import { activeSpan, extractContext, injectTraceContext, startSpan, withSpan } f
 describe("spans", () => {
   it("tracing off: the function runs with no span, nothing is active and no traceparent is sent", async () => {
     const seen: unknown[] = [];
-    const out = await startSpan(noopProvider, "test", "root", () => {
-      throw new Error("attributes are not built when tracing is off");
-    }, async (span) => {
-      seen.push(span);
-      await withSpan("child", {}, (child) => seen.push(child));
-      const headers: Record<string, string> = {};
-      injectTraceContext(headers);
-      seen.push(headers, activeSpan());
-      return 42;
-    });
+    const out = await startSpan(
+      noopProvider,
+      "test",
+      "root",
+      () => {
+        throw new Error("attributes are not built when tracing is off");
+      },
+      async (span) => {
+        seen.push(span);
+        await withSpan("child", {}, (child) => seen.push(child));
+        const headers: Record<string, string> = {};
+        injectTraceContext(headers);
+        seen.push(headers, activeSpan());
+        return 42;
+      },
+    );
     expect(out).toBe(42);
     expect(seen).toEqual([undefined, undefined, {}, undefined]);
   });
@@ -30,7 +36,10 @@ describe("spans", () => {
   it("a traceparent sent from inside a span continues that trace on the other side", async () => {
     const dir = await mkdtemp(join(tmpdir(), "tracing-"));
     const collector = await startCollector({ file: join(dir, "spans.jsonl") });
-    const tp = newProvider({ endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 }, "kube-scheduler");
+    const tp = newProvider(
+      { endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 },
+      "kube-scheduler",
+    );
     const headers: Record<string, string> = {};
     let traceId = "";
     await startSpan(tp, "test", "bind", {}, async (span) => {
@@ -39,7 +48,9 @@ describe("spans", () => {
     });
     expect(headers.traceparent).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
     const server = newProvider({ endpoint: collector.endpoint }, "apiserver"); // rate 0: only sampled parents
-    const child = startSpan(server, "test", "POST", {}, (span) => span!.spanContext(), { parent: extractContext(headers) });
+    const child = startSpan(server, "test", "POST", {}, (span) => span!.spanContext(), {
+      parent: extractContext(headers),
+    });
     expect(child.traceId).toBe(traceId);
     expect(child.traceFlags & 1).toBe(1);
     // A root on that server (no parent) is not sampled: rate 0 follows parents only.

@@ -120,7 +120,10 @@ export function startSpan<T>(
   const parent = options.parent ?? context.active();
   const span = tracer.startSpan(
     name,
-    { kind: options.kind ?? SpanKind.INTERNAL, attributes: typeof attributes === "function" ? attributes() : attributes },
+    {
+      kind: options.kind ?? SpanKind.INTERNAL,
+      attributes: typeof attributes === "function" ? attributes() : attributes,
+    },
     parent,
   );
   const ctx = trace.setSpan(parent, span).setValue(tracerKey, tracer);
