@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startCollector } from "./collector.ts";
 import { newProvider, noopProvider } from "./provider.ts";
-import { activeSpan, extractContext, injectTraceContext, startSpan, withSpan } from "./tracing.ts";
+import { activeSpan, detached, extractContext, injectTraceContext, startSpan, withSpan } from "./tracing.ts";
 
 describe("spans", () => {
   it("tracing off: the function runs with no span, nothing is active and no traceparent is sent", async () => {
@@ -57,6 +57,24 @@ describe("spans", () => {
     const root = startSpan(server, "test", "GET", {}, (span) => span!.isRecording());
     expect(root).toBe(false);
     await Promise.all([tp.shutdown(), server.shutdown()]);
+    await collector.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe("detached", () => {
+  it("runs work that outlives a span outside it", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "tracing-"));
+    const collector = await startCollector({ file: join(dir, "spans.jsonl") });
+    const tp = newProvider({ endpoint: collector.endpoint, samplingRatePerMillion: 1_000_000 }, "kubelet");
+    const seen = await startSpan(tp, "test", "syncPod", {}, async () => {
+      const inside = activeSpan() !== undefined;
+      const outside = detached(() => activeSpan());
+      const nested = detached(() => withSpan("probe", {}, (s) => s));
+      return { inside, outside, nested };
+    });
+    expect(seen).toEqual({ inside: true, outside: undefined, nested: undefined });
+    await tp.shutdown();
     await collector.close();
     await rm(dir, { recursive: true, force: true });
   });

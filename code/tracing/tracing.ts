@@ -151,6 +151,16 @@ export function withSpan<T>(
 }
 // #endregion start-span
 
+/**
+ * Runs `fn` outside any span: for work that outlives the span it is started from (a probe
+ * worker's loop, started by a sync) — as Go starts such goroutines with a fresh context. Without
+ * it, Node's AsyncLocalStorage would make every later request of that loop a child of a span
+ * that ended long ago.
+ */
+export function detached<T>(fn: () => T): T {
+  return context.with(ROOT_CONTEXT, fn);
+}
+
 /** The active span when it records (SpanFromContext), else undefined. */
 export function activeSpan(): Span | undefined {
   const span = trace.getSpan(context.active());
