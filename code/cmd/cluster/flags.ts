@@ -74,11 +74,15 @@ export const startFlags = {
   ha: haFlag(
     "run kube-scheduler and kube-controller-manager with leader election: --ha is 2 of each, --ha=3 three",
   ),
-  "view-port": intFlag("the live cluster view's port on 127.0.0.1 (0: any free port; busy: another is taken)", 8090, {
-    min: 0,
-    max: 65535,
-    hint: "use a port from 1 to 65535, or 0 for any free port",
-  }),
+  "view-port": intFlag(
+    "the live cluster view's port on 127.0.0.1 (0: any free port; busy: another is taken)",
+    8090,
+    {
+      min: 0,
+      max: 65535,
+      hint: "use a port from 1 to 65535, or 0 for any free port",
+    },
+  ),
 };
 // #endregion flags
 
