@@ -20,6 +20,7 @@ export const subcommands: Record<string, () => Promise<Subcommand>> = {
   status: () => import("./cluster/status.ts"),
   stop: () => import("./cluster/stop.ts"),
   down: () => import("./cluster/down.ts"),
+  trace: () => import("./cluster/trace.ts"),
 };
 // #endregion subcommands
 
