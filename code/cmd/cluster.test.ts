@@ -115,7 +115,7 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
       expect(existsSync(c.log)).toBe(true);
     }
     expect(out).toMatch(/^waiting for nodes: [01]\/1 Ready \(\d+ s\)$/m);
-    expect(out).toMatch(/^cluster ready in \d+ s: 1 nodes Ready/m);
+    expect(out).toMatch(/^cluster ready in \d+ s: 1 node Ready/m);
     expect(state?.supervisorPid).toBe(supervisor!.child.pid);
   });
 

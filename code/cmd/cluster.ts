@@ -21,6 +21,7 @@ export const subcommands: Record<string, () => Promise<Subcommand>> = {
   stop: () => import("./cluster/stop.ts"),
   down: () => import("./cluster/down.ts"),
   chaos: () => import("./cluster/chaos.ts"),
+  trace: () => import("./cluster/trace.ts"),
 };
 // #endregion subcommands
 

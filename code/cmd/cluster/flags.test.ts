@@ -30,6 +30,7 @@ describe("cluster start flags", () => {
       etcd: "ours",
       etcdMembers: 1,
       ha: 1,
+      viewPort: 8090,
     });
   });
 

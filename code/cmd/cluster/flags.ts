@@ -74,6 +74,15 @@ export const startFlags = {
   ha: haFlag(
     "run kube-scheduler and kube-controller-manager with leader election: --ha is 2 of each, --ha=3 three",
   ),
+  "view-port": intFlag(
+    "the live cluster view's port on 127.0.0.1 (0: any free port; busy: another is taken)",
+    8090,
+    {
+      min: 0,
+      max: 65535,
+      hint: "use a port from 1 to 65535, or 0 for any free port",
+    },
+  ),
 };
 // #endregion flags
 
@@ -87,6 +96,8 @@ export interface StartOptions {
   etcdMembers: number;
   /** Replicas of kube-scheduler and kube-controller-manager (1: no leader election). */
   ha: number;
+  /** The live cluster view's port (code/cmd/cluster/view/); 0: any free port. */
+  viewPort: number;
 }
 
 /** What a subcommand's command line asks for: its options, `--help`'s text, or the one-line error. */
@@ -132,6 +143,7 @@ export function parseStartFlags(argv: string[]): Parsed<StartOptions> {
       etcd: f.etcd,
       etcdMembers: f["etcd-members"],
       ha: f.ha,
+      viewPort: f["view-port"],
     },
   };
 }

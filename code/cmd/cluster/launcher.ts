@@ -70,7 +70,8 @@ import { type ComponentKind, type ComponentState, containerProcesses, signal } f
 
 export { LaunchError, preflight, tail, which };
 
-export interface ClusterOptions extends StartOptions {
+// The view is the supervisor's (start.ts), not a component: the launcher has no use for its port.
+export interface ClusterOptions extends Omit<StartOptions, "viewPort"> {
   /** A component started (or restarted): its state as recorded. */
   onComponent?: (c: ComponentState) => void;
   /** A component exited that nobody asked to stop (stop() and restart() do not count). */

@@ -34,6 +34,7 @@ import {
   removeState,
   writeState,
 } from "./state.ts";
+import { startClusterView } from "./view/server.ts";
 
 /** Where a subcommand writes: the process's streams, or a test's buffers. */
 export interface Output {
@@ -143,9 +144,11 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
     },
   });
 
+  let view: Awaited<ReturnType<typeof startClusterView>> | undefined;
   const stop = async (why: string): Promise<void> => {
     if (io.tty) io.write("\n");
     io.out(`${why}: stopping every component and container…`);
+    await view?.close();
     await launcher.stop();
     removeState(o.dir);
     io.out(`stopped; logs kept in ${shown(o.dir)}/logs`);
@@ -188,11 +191,18 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
     }
     if (io.tty) io.write("\n");
     // #endregion wait-for-nodes
-    if (waited) io.out(`cluster ready in ${elapsed()}: ${launcher.nodeNames.length} nodes Ready. Try:`);
+    view = await openView(launcher, o.viewPort, io);
+    if (view) {
+      state.view = view.url;
+      writeState(state);
+    }
+    const nodes = launcher.nodeNames.length;
+    if (waited) io.out(`cluster ready in ${elapsed()}: ${nodes} node${nodes === 1 ? "" : "s"} Ready. Try:`);
     else io.out(`not every node is Ready after ${elapsed()}; the cluster keeps running. Try:`);
     io.out("  kubectl get nodes");
     io.out("  kubectl create deployment web --image=course/web:1.0 --replicas=3 && kubectl get pods -o wide");
     io.out("  npm run cluster -- status   (from another terminal)");
+    if (view) io.out(`  open ${view.url}   (the live cluster view)`);
     io.out("Stop it with Ctrl-C here, or `npm run cluster -- stop` from another terminal.");
 
     const s = await stopSignal;
@@ -203,3 +213,20 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
   }
 }
 // #endregion start
+
+/**
+ * The live cluster view on `port`, or on any free port when that one is taken (a second cluster,
+ * `kubectl proxy`…): the view is a window on the cluster, never a reason for it not to start.
+ */
+async function openView(launcher: ClusterLauncher, port: number, io: Output) {
+  try {
+    return await startClusterView({ client: launcher.admin, port });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") {
+      io.err(`cluster view: ${(e as Error).message}; the cluster runs without it`);
+      return undefined;
+    }
+    io.err(`cluster view: port ${port} is taken; using another`);
+    return startClusterView({ client: launcher.admin, port: 0 });
+  }
+}

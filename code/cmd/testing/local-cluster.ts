@@ -33,6 +33,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse, stringify } from "yaml";
 import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
@@ -49,6 +50,29 @@ import {
   writeProcessTokens,
 } from "../cluster/component-wiring.ts";
 import { type CommandProcess, startCommand } from "./command-process.ts";
+
+type Tracing = NonNullable<LocalClusterOptions["tracing"]>;
+
+/** chapter 8: the API server's TracingConfiguration file (the scheduler and controller-manager read the same). */
+function tracingConfigFile(t: Tracing): string {
+  return stringify({
+    apiVersion: "apiserver.config.k8s.io/v1beta1",
+    kind: "TracingConfiguration",
+    endpoint: t.endpoint,
+    samplingRatePerMillion: t.samplingRatePerMillion ?? 1_000_000,
+  });
+}
+
+/** chapter 8: the kubelets' configuration with its `tracing` field (a minimal file when none was given). */
+function withTracing(kubeletConfig: string | undefined, t: Tracing | undefined): string | undefined {
+  if (!t) return kubeletConfig;
+  const doc = (kubeletConfig ? parse(kubeletConfig) : undefined) ?? {
+    apiVersion: "kubelet.config.k8s.io/v1beta1",
+    kind: "KubeletConfiguration",
+  };
+  doc.tracing = { endpoint: t.endpoint, samplingRatePerMillion: t.samplingRatePerMillion ?? 1_000_000 };
+  return stringify(doc);
+}
 
 const cmd = (name: string) => new URL(`../${name}.ts`, import.meta.url).pathname;
 
@@ -80,6 +104,13 @@ export interface LocalClusterOptions {
    * Ctrl-C while the cluster is still starting can still kill what was started.
    */
   onProcess?: (p: CommandProcess) => void;
+  /**
+   * chapter 8: tracing — every component sends its spans to `endpoint` (a collector,
+   * code/tracing/collector.ts): the API server, scheduler and controller-manager get
+   * `--tracing-config-file`, each kubelet the `tracing` field of its KubeletConfiguration (added
+   * to `kubeletConfig`, or a file of its own with only that field). Absent: no tracing.
+   */
+  tracing?: { endpoint: string; samplingRatePerMillion?: number };
   /**
    * chapter 8: etcd as its own process (code/cmd/etcd.ts, its data dir in the cluster folder) and
    * the API server on `--etcd-servers`, so the API server can be killed and restarted with its
@@ -171,7 +202,10 @@ export class LocalCluster {
     });
     if (pki instanceof PKIError) throw pki;
     const c = new LocalCluster(dir, port, pki.layout, options);
-    if (options.kubeletConfig) await writeFile(join(dir, "kubelet-config.yaml"), options.kubeletConfig);
+    const kubeletConfig = withTracing(options.kubeletConfig, options.tracing); // chapter 8
+    if (kubeletConfig) await writeFile(join(dir, "kubelet-config.yaml"), kubeletConfig);
+    if (options.tracing)
+      await writeFile(join(dir, "tracing-config.yaml"), tracingConfigFile(options.tracing));
     try {
       await c.startControlPlane();
       for (const name of nodes) await c.startKubelet(name);
@@ -181,6 +215,11 @@ export class LocalCluster {
       throw e;
     }
     return c;
+  }
+
+  /** chapter 8: the control plane's `--tracing-config-file`, when the cluster traces. */
+  private tracingArgs(): string[] {
+    return this.options.tracing ? [`--tracing-config-file=${join(this.dir, "tracing-config.yaml")}`] : [];
   }
 
   private track(p: CommandProcess): CommandProcess {
@@ -247,6 +286,7 @@ export class LocalCluster {
                 `--audit-log-path=${join(this.dir, "audit.log")}`,
               ]
             : []),
+          ...this.tracingArgs(),
           ...(this.options.apiServerArgs ?? []),
         ]),
       );
@@ -278,6 +318,7 @@ export class LocalCluster {
               `--kubeconfig=${await this.kubeconfigFor("kube-controller-manager", name, proxy)}`,
               "--secure-port=0",
               ...leaderArgs,
+              ...this.tracingArgs(),
               ...(o.controllerManagerArgs ?? []),
             ]),
           );
@@ -297,6 +338,7 @@ export class LocalCluster {
               `--kubeconfig=${await this.kubeconfigFor("kube-scheduler", name, proxy)}`,
               "--secure-port=0",
               ...leaderArgs,
+              ...this.tracingArgs(),
               ...(o.schedulerArgs ?? []),
             ]),
           );
@@ -411,7 +453,9 @@ export class LocalCluster {
         `--port=${port}`,
         `--pod-cidr=${podCIDR}`,
         "--runtime=process",
-        ...(this.options.kubeletConfig ? [`--config=${join(this.dir, "kubelet-config.yaml")}`] : []),
+        ...(this.options.kubeletConfig || this.options.tracing
+          ? [`--config=${join(this.dir, "kubelet-config.yaml")}`]
+          : []),
         // Two kubelets on one machine: no fixed healthz or read-only port.
         "--healthz-port=0",
         "--read-only-port=0",
