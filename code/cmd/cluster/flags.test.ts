@@ -106,7 +106,7 @@ describe("npm run cluster", () => {
     });
     expect(await main(["statu"])).toBe(2);
     expect(written).toEqual([
-      'cluster: unknown subcommand "statu": use one of start, status, stop, down, chaos (no subcommand: start)\n',
+      'cluster: unknown subcommand "statu": use one of start, status, stop, down, chaos, trace (no subcommand: start)\n',
     ]);
   });
 });
