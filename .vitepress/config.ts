@@ -101,6 +101,7 @@ function sidebar(): DefaultTheme.SidebarItem[] {
       items: [
         { text: "Getting started", link: "/docs/getting-started" },
         { text: "Architecture", link: "/docs/architecture" },
+        { text: "The live cluster view", link: "/docs/cluster-view" },
         { text: "How grading works", link: "/docs/grading" },
         { text: "Glossary", link: "/docs/glossary" },
         { text: "Upstream map", link: "/docs/upstream-map" },

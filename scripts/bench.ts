@@ -1,6 +1,9 @@
 /**
  * `npm run bench -- <name> [--json]` — runs the benchmarks of one component: every `*.bench.ts` under `code/<name>/`,
  * or one benchmark by its file's base name (`informer` → code/client/testing/informer.bench.ts).
+ * `npm run bench -- all --json [--only a,b] [flags…]` runs every benchmark of the course in
+ * turn and writes their JSON into docs/performance/results.json, the file the performance page
+ * draws its charts from (scripts/bench-results.ts); flags after `all` go to every benchmark.
  * A benchmark may have a second half in another file, run right after it under its name
  * (`halves` below: `informer` then prints the ReplicaSet controller's figures too); with `--json`
  * each half prints its own JSON object, one a line.
@@ -14,6 +17,18 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import {
+  type BenchEntry,
+  benchmarkOrder,
+  currentCommit,
+  load1,
+  parseJsonLines,
+  readResults,
+  resultsFile,
+  thisMachine,
+  withEntry,
+  writeResults,
+} from "./bench-results.ts";
 import { root } from "./course.ts";
 
 /** Every `*.bench.ts` under `dir`, at any depth (benchmarks live in a component's testing/ folder). */
@@ -51,16 +66,71 @@ const [name, ...rest] = process.argv.slice(2);
 const all = benchmarks();
 for (const [first, more] of Object.entries(halves))
   if (all.has(first)) all.set(first, [...all.get(first)!, ...more.flatMap((m) => all.get(m) ?? [])]);
-const list = all.size > 0 ? [...all.keys()].join(", ") : "none yet (chapter 1 adds `store`)";
-if (!name || name.startsWith("-") || !all.has(name)) {
+const list = all.size > 0 ? ["all", ...all.keys()].join(", ") : "none yet (chapter 1 adds `store`)";
+if (!name || name.startsWith("-") || (name !== "all" && !all.has(name))) {
   console.error(
-    `${name && !name.startsWith("-") ? `no benchmark "${name}". ` : ""}usage: npm run bench -- <name> [--json]`,
+    `${name && !name.startsWith("-") ? `no benchmark "${name}". ` : ""}usage: npm run bench -- <name> [--json], or -- all --json [--only a,b] to rewrite docs/performance/results.json`,
   );
   console.error(`benchmarks: ${list}`);
   process.exit(2);
 }
 const tsx = join(root, "node_modules", "tsx", "dist", "cli.mjs");
+if (name === "all") process.exit(runAll(rest));
 for (const file of all.get(name)!) {
   const r = spawnSync(process.execPath, [tsx, file, ...rest], { stdio: "inherit", cwd: root });
   if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+/**
+ * `all`: each benchmark in turn; with `--json`, each one's JSON goes into the results file as
+ * soon as it finishes (a failure later keeps the entries already written). Returns the exit code.
+ */
+function runAll(args: string[]): number {
+  const json = args.includes("--json");
+  const onlyAt = args.indexOf("--only");
+  const only = onlyAt >= 0 ? (args[onlyAt + 1] ?? "").split(",").filter(Boolean) : undefined;
+  const passed = args.filter((a, i) => a !== "--json" && i !== onlyAt && i !== onlyAt + 1);
+  const unknown = (only ?? []).filter((n) => !all.has(n));
+  if (unknown.length > 0) {
+    console.error(`--only: no benchmark ${unknown.map((n) => `"${n}"`).join(", ")}; benchmarks: ${list}`);
+    return 2;
+  }
+  const names = benchmarkOrder.filter((n) => all.has(n) && (!only || only.includes(n)));
+  for (const [i, bench] of names.entries()) {
+    const started = Date.now();
+    const before = load1();
+    console.error(
+      `[${i + 1}/${names.length}] npm run bench -- ${bench} ${[...passed, ...(json ? ["--json"] : [])].join(" ")}`,
+    );
+    const outputs: unknown[] = [];
+    for (const file of all.get(bench)!) {
+      const r = spawnSync(process.execPath, [tsx, file, ...passed, ...(json ? ["--json"] : [])], {
+        stdio: ["ignore", json ? "pipe" : "inherit", "inherit"],
+        cwd: root,
+        encoding: "utf8",
+        maxBuffer: 64 << 20,
+      });
+      if (r.status !== 0) {
+        console.error(
+          `${bench}: exited with ${r.status ?? r.signal}; the results file keeps its earlier entry`,
+        );
+        return r.status ?? 1;
+      }
+      if (json) outputs.push(...parseJsonLines(bench, r.stdout));
+    }
+    if (!json) continue;
+    const entry: BenchEntry = {
+      name: bench,
+      args: passed,
+      date: new Date().toISOString(),
+      commit: currentCommit(),
+      machine: thisMachine(),
+      loadAverage: { before, after: load1() },
+      seconds: Math.round((Date.now() - started) / 1000),
+      result: outputs,
+    };
+    writeResults(withEntry(readResults(), entry, benchmarkOrder));
+    console.error(`  ${bench}: done in ${entry.seconds} s → ${resultsFile}`);
+  }
+  return 0;
 }

@@ -149,7 +149,13 @@ describe("document bodies", () => {
       shortNames: ["po"],
       categories: ["all"],
     });
-    expect(pods?.subresources?.map((s) => s.subresource)).toEqual(["binding", "exec", "log", "status"]);
+    expect(pods?.subresources?.map((s) => s.subresource)).toEqual([
+      "binding",
+      "eviction",
+      "exec",
+      "log",
+      "status",
+    ]);
     const named = aggregatedDiscovery(false, "v2beta1");
     expect(named.apiVersion).toBe("apidiscovery.k8s.io/v2beta1");
     expect(named.items.map((g) => g.metadata.name)).toEqual([

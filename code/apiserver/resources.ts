@@ -15,7 +15,7 @@
  * - (group, version, resource) is unique; `kind` is the kind of the objects stored;
  * - verbs are upstream's discovery verbs for that resource, in upstream's sorted order;
  * - subresources are the ones this server serves, a subset of upstream's (pods upstream also
- *   has attach, exec, portforward, proxy, eviction, ephemeralcontainers).
+ *   has attach, portforward, proxy, ephemeralcontainers).
  *
  * @upstream kubernetes/kubernetes pkg/controlplane/instance.go (the resources each group serves)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/installer.go (APIInstaller: verbs and short names per resource)
@@ -96,6 +96,8 @@ export const resources: readonly ResourceInfo[] = [
       { name: "log", kind: "Pod", verbs: ["get"] },
       // chapter 7: `kubectl exec` (a GET with a WebSocket upgrade; SPDY's is a POST)
       { name: "exec", kind: "PodExecOptions", verbs: ["create", "get"] },
+      // chapter 8: `kubectl drain` evicts through it (a policy/v1 Eviction, as upstream's discovery says)
+      { name: "eviction", kind: "Eviction", group: "policy", version: "v1", verbs: ["create"] },
     ],
   },
   {

@@ -65,30 +65,38 @@ const events = async (name: string) =>
   (await cluster.admin.coreV1.events("default").list()).items.filter((e) => e.involvedObject.name === name);
 
 /** Every distinct (phase, container state, Ready) the pod passed through, in order, from a watch. */
-async function watchStates(name: string, stop: AbortSignal): Promise<string[]> {
+/**
+ * Opens a watch on pod `name` (resolved once the API server has answered it, so nothing created
+ * after is missed) whose `states` are the pod's distinct states, up to the first Ready=True one —
+ * the watch, not a GET, must have delivered that — or until `stop` aborts.
+ */
+async function watchStates(name: string, stop: AbortSignal): Promise<{ states: Promise<string[]> }> {
   const seen: string[] = [];
   const w = await pods().watch({ fieldSelector: `metadata.name=${name}`, signal: stop });
-  try {
-    for await (const ev of w) {
-      const p = ev.object as Pod;
-      const cs = p.status?.containerStatuses?.[0];
-      const state = cs?.state?.running
-        ? "running"
-        : (cs?.state?.waiting?.reason ?? (cs ? "terminated" : "-"));
-      const line = `${p.status?.phase}/${p.spec.nodeName ? "bound" : "unbound"}/${state}/ready=${cond(p, "Ready") ?? "-"}`;
-      if (seen.at(-1) !== line) seen.push(line);
+  const states = (async () => {
+    try {
+      for await (const ev of w) {
+        const p = ev.object as Pod;
+        const cs = p.status?.containerStatuses?.[0];
+        const state = cs?.state?.running
+          ? "running"
+          : (cs?.state?.waiting?.reason ?? (cs ? "terminated" : "-"));
+        const line = `${p.status?.phase}/${p.spec.nodeName ? "bound" : "unbound"}/${state}/ready=${cond(p, "Ready") ?? "-"}`;
+        if (seen.at(-1) !== line) seen.push(line);
+        if (line.endsWith("/running/ready=True")) break;
+      }
+    } catch {
+      // aborted
     }
-  } catch {
-    // aborted
-  }
-  return seen;
+    return seen;
+  })();
+  return { states };
 }
 
 describe("a pod's life on one kubelet", () => {
   it("goes Pending → ContainerCreating → Running → Ready, with the kubelet's five conditions", async () => {
     const stop = new AbortController();
-    const states = watchStates("web", stop.signal);
-    await new Promise((r) => setTimeout(r, 300)); // the watch is open before the pod exists
+    const { states } = await watchStates("web", stop.signal); // open before the pod exists
     await pods().create(
       pod("web", [
         {
@@ -101,8 +109,10 @@ describe("a pod's life on one kubelet", () => {
       ]),
     );
     const p = await until("web", (x) => cond(x, "Ready") === "True", "Ready");
-    stop.abort();
+    // The watch delivers Ready=True soon after the GET saw it; the abort only bounds a lost event.
+    const timer = setTimeout(() => stop.abort(), 30_000);
     const seen = await states;
+    clearTimeout(timer);
     const order = [
       "Pending/unbound/-",
       "Pending/bound/ContainerCreating",

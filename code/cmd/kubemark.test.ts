@@ -101,8 +101,8 @@ describe("kubemark hosting hollow nodes in a cluster of processes", () => {
   beforeAll(async () => {
     cluster = await LocalCluster.start({
       nodes: [],
-      extraNodeIdentities: names,
-      etcd: "ours",
+      spareNodes: names,
+      etcdProcess: true,
       // As kubeadm starts it: each controller with its own service account and role (the
       // controller-manager's own identity may not create ReplicaSets or pods).
       controllerManagerArgs: ["--use-service-account-credentials"],

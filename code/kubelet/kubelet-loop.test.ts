@@ -141,9 +141,10 @@ describe("syncLoopIteration", () => {
     await relist();
     expect(runtime.killed.get("a")).toBe(7);
     expect(kubelet.podWorkers.podSyncStatuses.get("a")?.finished).toBe(true);
-    expect(runtime.hasPod("a")).toBe(false); // removed after SyncTerminatedPod
     await kubelet.syncLoopIteration({ kind: "housekeeping" });
     expect(kubelet.podWorkers.podSyncStatuses.has("a")).toBe(false);
+    expect(runtime.hasPod("a")).toBe(false); // deleted and terminated: its content removed
+    expect(runtime.calls.filter((c) => c.endsWith("default/a")).at(-1)).toBe("removeTerminatedPod default/a");
   });
 
   it("a pod whose containers finished (restartPolicy Never) goes terminating → terminated on its own", async () => {
@@ -162,7 +163,6 @@ describe("syncLoopIteration", () => {
     expect(runtime.calls.filter((c) => c.endsWith("default/job"))).toEqual([
       "syncPod default/job",
       "killPod default/job",
-      "removeTerminatedPod default/job",
     ]);
     const status = kubelet.statusManager.getPodStatus("job");
     expect(status?.phase).toBe("Succeeded");
@@ -171,6 +171,35 @@ describe("syncLoopIteration", () => {
       reason: "Completed",
     });
     expect(kubelet.podWorkers.podSyncStatuses.get("job")?.finished).toBe(true);
+  });
+
+  // Upstream: SyncTerminatedPod removes nothing; the container GC removes a pod's content only
+  // once ShouldPodContentBeRemoved (deleted and terminated) — pkg/kubelet/pod_workers.go.
+  it("a finished pod keeps its exited container (for kubectl logs) until it is deleted", async () => {
+    const { kubelet, relist, runtime } = setup();
+    const p = pod("job", { restartPolicy: "Never" });
+    await kubelet.syncLoopIteration({ kind: "config", update: { op: "ADD", pods: [p], source: "api" } });
+    await relist();
+    runtime.exitContainer("job", "c", 0);
+    await kubelet.syncLoopIteration({
+      kind: "pleg",
+      event: { id: "job", type: "ContainerDied", data: "fake://1" },
+    });
+    await relist();
+    await relist();
+    await relist();
+    expect(kubelet.podWorkers.podSyncStatuses.get("job")?.finished).toBe(true);
+    await kubelet.syncLoopIteration({ kind: "housekeeping" });
+    expect(runtime.hasPod("job")).toBe(true);
+    expect(kubelet.podWorkers.shouldPodContentBeRemoved("job")).toBe(false);
+
+    await kubelet.syncLoopIteration({ kind: "config", update: { op: "REMOVE", pods: [p], source: "api" } });
+    await relist();
+    await kubelet.syncLoopIteration({ kind: "housekeeping" });
+    expect(runtime.hasPod("job")).toBe(false);
+    expect(runtime.calls.filter((c) => c.endsWith("default/job")).at(-1)).toBe(
+      "removeTerminatedPod default/job",
+    );
   });
 
   it("run() and stop() leave no timer behind", async () => {

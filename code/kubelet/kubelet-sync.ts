@@ -12,7 +12,8 @@
  *   container is killed, then the runtime is asked again that nothing still runs
  *   (SyncTerminatingPod).
  * - the pod's last word: the terminal status, the status manager told the pod is finished (which
- *   releases the final API delete), the runtime's leftovers removed (SyncTerminatedPod).
+ *   releases the final API delete) (SyncTerminatedPod). The exited containers are kept for
+ *   `kubectl logs` until the pod is deleted: housekeeping removes them then.
  *
  * Invariants:
  * - SyncPod returns true (terminal) exactly when the generated phase is Succeeded or Failed;
@@ -30,6 +31,7 @@
 import type { PodStatus as APIPodStatus, Pod } from "../api/core.ts";
 import type { Clock } from "../client/util/clock.ts";
 import type { Backoff } from "../client/util/flowcontrol/backoff.ts";
+import { detached } from "../tracing/tracing.ts";
 import {
   containerIDString,
   convertPodStatusToRunningPod,
@@ -119,7 +121,8 @@ export class KubeletSyncer implements PodSyncer {
     if (isStaticPod(pod) && this.o.mirrorClient) await this.ensureMirrorPod(pod, mirrorPod);
     if (signal.aborted) return false;
 
-    this.o.probeManager.addPod(pod);
+    // chapter 8: the probe workers outlive this sync: they start outside its span.
+    detached(() => this.o.probeManager.addPod(pod));
     const result = await this.o.runtime.syncPod(pod, podStatus, this.o.crashLoopBackOff);
     this.o.reasonCache.update(pod.metadata.uid ?? "", result);
     const err = podSyncError(result);
@@ -194,11 +197,14 @@ export class KubeletSyncer implements PodSyncer {
   }
 
   // #region sync-terminated-pod
-  /** SyncTerminatedPod: the final status, the status manager told the pod is finished, leftovers removed. */
+  /**
+   * SyncTerminatedPod: the final status, the status manager told the pod is finished. The exited
+   * containers stay (upstream removes nothing here): housekeeping removes them once the pod is
+   * deleted (Kubelet.handlePodCleanups, PodWorkers.shouldPodContentBeRemoved).
+   */
   async syncTerminatedPod(_signal: AbortSignal, pod: Pod, podStatus: PodStatus): Promise<void> {
     this.o.statusManager.setPodStatus(pod, this.generateAPIPodStatus(pod, podStatus, true));
     this.o.statusManager.terminatePod(pod);
-    await this.o.runtime.removeTerminatedPod(pod.metadata.uid ?? "");
     this.o.reasonCache.remove(pod.metadata.uid ?? "");
   }
   // #endregion sync-terminated-pod

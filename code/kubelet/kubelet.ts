@@ -12,8 +12,9 @@
  *   runtime match the spec and report the status), `syncTerminatingPod` (stop every container
  *   within the grace period), `syncTerminatedPod` (final status, clean up) — kubelet-sync.ts.
  * - what the kubelet no longer knows must still be stopped: housekeeping every 2 s kills runtime
- *   pods with no config (orphans, e.g. a pod deleted while the kubelet was down) and drops the
- *   workers, probes and statuses of pods gone.
+ *   pods with no config (orphans, e.g. a pod deleted while the kubelet was down), drops the
+ *   workers, probes and statuses of pods gone, and removes the exited containers of pods deleted
+ *   (the container GC's part: a finished pod that still exists keeps them for `kubectl logs`).
  *
  * Invariants:
  * - nothing but the pod workers calls the runtime's syncPod/killPod for a known pod, so a pod is
@@ -28,6 +29,7 @@
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (Kubelet, Run, syncLoop, syncLoopIteration, handleProbeSync, HandlePodAdditions, HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs, getPodsToSync, isSyncPodWorthy, handleMirrorPod, housekeepingPeriod)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (HandlePodCleanups, deleteOrphanedMirrorPods)
+ * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_gc.go (evictContainers, evictSandboxes: a pod's content removed once ShouldPodContentBeRemoved)
  * @upstream kubernetes/kubernetes pkg/kubelet/status/status_manager.go (NeedToReconcilePodReadiness)
  * @chapter 07-kubelet
  */
@@ -38,6 +40,8 @@ import { StrategicMergePatchType } from "../client/rest/request.ts";
 import { type Clock, realClock } from "../client/util/clock.ts";
 import type { Backoff } from "../client/util/flowcontrol/backoff.ts";
 import type { EventRecorder } from "../controllers/pod-control.ts";
+import { type ComponentTracerProvider, noopProvider } from "../tracing/provider.ts";
+import { podAttributes, startSpan } from "../tracing/tracing.ts";
 import { newSourceApiserver } from "./config/apiserver.ts";
 import { PodConfig } from "./config/config.ts";
 import { newSourceFile } from "./config/file.ts";
@@ -48,7 +52,7 @@ import { newCrashLoopBackOff } from "./kuberuntime/crash-loop-backoff.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
 import { MirrorClient } from "./pod/mirror-client.ts";
 import { PodManager, podFullName } from "./pod/pod-manager.ts";
-import { PodWorkers } from "./pod-workers.ts";
+import { PodWorkers, type SyncPodType } from "./pod-workers.ts";
 import type { ExecSync } from "./prober/probe/exec.ts";
 import type { Dial } from "./prober/probe/probe.ts";
 import { Prober } from "./prober/prober.ts";
@@ -99,7 +103,20 @@ export interface KubeletOptions extends GenerateAPIPodStatus {
   housekeepingPeriodMs?: number;
   random?: () => number;
   onError?: (err: unknown) => void;
+  /** chapter 8: KubeletConfiguration `tracing`'s provider: the syncs and status writes as spans. */
+  tracerProvider?: ComponentTracerProvider;
 }
+
+/** chapter 8: tracing — the kubelet's instrumentation scope (upstream's instrumentationScope). */
+const tracingScope = "k8s.io/kubernetes/pkg/kubelet";
+
+/** SyncPodType.String(): what upstream's syncPod span records as k8s.pod.update_type. */
+const updateTypeString: Record<SyncPodType, string> = {
+  SyncPodSync: "sync",
+  SyncPodUpdate: "update",
+  SyncPodCreate: "create",
+  SyncPodKill: "kill",
+};
 
 type LoopInput =
   | { kind: "config"; update: PodUpdate }
@@ -144,15 +161,43 @@ export class Kubelet {
     this.reasonCache = o.reasonCache ?? noReasonCache;
     this.crashLoopBackOff = newCrashLoopBackOff(this.clock);
     this.podConfig = new PodConfig(this.clock);
+    const tp = o.tracerProvider ?? noopProvider; // chapter 8
     this.workQueue = new WorkQueue(this.clock);
     if (o.clientset) this.sources.push(ApiserverSource);
     if (o.podManifestPath) this.sources.push(FileSource);
     this.podWorkers = new PodWorkers({
+      // chapter 8: tracing — each sync in its span, named and attributed as upstream's SyncPod,
+      // SyncTerminatingPod and SyncTerminatedPod start theirs (kubelet.go).
       podSyncer: {
-        syncPod: (...a) => this.syncer.syncPod(...a),
-        syncTerminatingPod: (...a) => this.syncer.syncTerminatingPod(...a),
+        syncPod: (signal, updateType, pod, ...rest) =>
+          startSpan(
+            tp,
+            tracingScope,
+            "syncPod",
+            () => ({
+              ...podAttributes(pod),
+              "k8s.pod": `${pod.metadata.namespace}/${pod.metadata.name}`,
+              "k8s.pod.update_type": updateTypeString[updateType],
+            }),
+            () => this.syncer.syncPod(signal, updateType, pod, ...rest),
+          ),
+        syncTerminatingPod: (signal, pod, ...rest) =>
+          startSpan(
+            tp,
+            tracingScope,
+            "syncTerminatingPod",
+            () => podAttributes(pod),
+            () => this.syncer.syncTerminatingPod(signal, pod, ...rest),
+          ),
         syncTerminatingRuntimePod: (...a) => this.syncer.syncTerminatingRuntimePod(...a),
-        syncTerminatedPod: (...a) => this.syncer.syncTerminatedPod(...a),
+        syncTerminatedPod: (signal, pod, ...rest) =>
+          startSpan(
+            tp,
+            tracingScope,
+            "syncTerminatedPod",
+            () => podAttributes(pod),
+            () => this.syncer.syncTerminatedPod(signal, pod, ...rest),
+          ),
       },
       podCache: this.podCache,
       workQueue: this.workQueue,
@@ -179,6 +224,7 @@ export class Kubelet {
     };
     this.statusManager = new StatusManager({
       client,
+      tracerProvider: o.tracerProvider, // chapter 8
       podManager: {
         getPodByUID: (uid) => this.podManager.getPodByUID(uid),
         getMirrorPodByPod: (pod) => this.podManager.getMirrorPodByPod(pod),
@@ -495,6 +541,15 @@ export class Kubelet {
         if (terminating) continue;
         await this.mirrorClient.deleteMirrorPod(fullName, mirror.metadata.uid).catch(this.onError);
       }
+    }
+
+    // The container GC's part (upstream's runs every minute): a pod's exited containers and its
+    // sandboxes stay while the pod exists — `kubectl logs` of a finished pod reads them — and go
+    // once it is deleted and terminated, or no worker knows it.
+    for (const rp of await this.o.runtime.getPods(true)) {
+      if (rp.containers.some((c) => c.state === "running")) continue;
+      if (!this.podWorkers.shouldPodContentBeRemoved(rp.id)) continue;
+      await this.o.runtime.removeTerminatedPod(rp.id).catch(this.onError);
     }
 
     // Containers running for pods no worker knows: a pod deleted while the kubelet was down, or

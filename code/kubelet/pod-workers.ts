@@ -28,7 +28,7 @@
  * and the next one calls killPod again with the shorter grace period while the first still runs.
  * Admission (canRunPod, static pod full-name uniqueness in allowPodStart) is not built.
  *
- * @upstream kubernetes/kubernetes pkg/kubelet/pod_workers.go (podWorkers, UpdatePodOptions, KillPodOptions, podSyncStatus, UpdatePod, podWorkerLoop, startPodSync, completeSync, completeTerminating, completeTerminated, completeWork, calculateEffectiveGracePeriod, SyncKnownPods, CouldHaveRunningContainers, requeueLastPodUpdate)
+ * @upstream kubernetes/kubernetes pkg/kubelet/pod_workers.go (podWorkers, UpdatePodOptions, KillPodOptions, podSyncStatus, UpdatePod, podWorkerLoop, startPodSync, completeSync, completeTerminating, completeTerminated, completeWork, calculateEffectiveGracePeriod, SyncKnownPods, CouldHaveRunningContainers, ShouldPodContentBeRemoved, requeueLastPodUpdate)
  * @upstream kubernetes/kubernetes pkg/kubelet/types/pod_update.go (SyncPodType)
  * @chapter 07-kubelet
  */
@@ -477,6 +477,17 @@ export class PodWorkers {
 
   isPodTerminationRequested(uid: string): boolean {
     return this.podSyncStatuses.get(uid)?.terminatingAt !== undefined;
+  }
+
+  /**
+   * ShouldPodContentBeRemoved: the pod's exited containers and sandboxes may go — once it is
+   * deleted and terminated; a pod no worker knows, once every source was seen. Until then they
+   * stay: `kubectl logs` of a finished pod reads its last container.
+   */
+  shouldPodContentBeRemoved(uid: string): boolean {
+    const s = this.podSyncStatuses.get(uid);
+    if (s) return s.deleted && s.terminatedAt !== undefined;
+    return this.podsSynced;
   }
 
   /** False only once the pod's containers are known stopped (the status manager's final delete waits for it). */

@@ -16,7 +16,7 @@
  *
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go (PatchResource over ScaleREST: jsonPatcher, smpPatcher)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/update.go (UpdateResource over ScaleREST)
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler over BindingREST, and over TokenREST for serviceaccounts/token)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go (createHandler over BindingREST, EvictionREST, and over TokenREST for serviceaccounts/token)
  * @chapter 02-apiserver
  */
 
@@ -26,6 +26,7 @@ import { applyJSONPatch } from "../patch/json-patch.ts";
 import { applyMergePatch } from "../patch/merge-patch.ts";
 import type { Store } from "../registry/store.ts";
 import { type Binding, createBinding } from "../registry/subresources/binding.ts";
+import { createEviction, type Eviction } from "../registry/subresources/eviction.ts";
 import type { KubeletClientConfig } from "../registry/subresources/kubelet-client.ts";
 import { streamPodLog } from "../registry/subresources/log.ts";
 import { getScale, type Scale, updateScale } from "../registry/subresources/scale.ts";
@@ -78,6 +79,26 @@ export async function createBindingResource(scope: RequestScope): Promise<void> 
     201,
     await createBinding(scope.store, scope.info.namespace, scope.info.name, body as Binding),
   );
+}
+
+/**
+ * POST .../pods/web/eviction (chapter 8: `kubectl drain`): a policy/v1 Eviction (v1beta1 too, as
+ * upstream's AcceptsGroupVersion) in; 201 with a Status, or the budget's 429.
+ */
+export async function createEvictionResource(scope: RequestScope, pdbs: Store): Promise<void> {
+  const body = await decodeRequestObject(scope, { apiVersion: "policy/v1", kind: "Eviction" }, false);
+  await admitCreate(scope, body, "Eviction");
+  await createValidation(scope, "Eviction")?.(body);
+  const dryRun = scope.query.getAll("dryRun");
+  const status = await createEviction(
+    scope.store,
+    pdbs,
+    scope.info.namespace,
+    scope.info.name,
+    body as Eviction,
+    dryRun,
+  );
+  writeJSON(scope.res, status.code === 500 ? 500 : 201, status);
 }
 
 /** GET .../pods/web/log: the kubelet's plain text, streamed through (chapter 7: LogREST.Get). */

@@ -6,8 +6,8 @@
  * node on kubemark hollow nodes; the resource usage of the control plane's components).
  *
  * How, and why so:
- * - the cluster is LocalCluster's (code/cmd/testing/local-cluster.ts) with `etcd: "ours"`:
- *   code/cmd/etcd.ts as its own process (in memory) and the API server given `--etcd-servers`,
+ * - the cluster is LocalCluster's (code/cmd/testing/local-cluster.ts) with `etcdProcess`:
+ *   code/cmd/etcd.ts as its own process (with its data dir, as a cluster runs it) and the API server given `--etcd-servers`,
  *   HTTPS, Node,RBAC, NodeRestriction, the controller-manager with
  *   `--use-service-account-credentials` (as kubeadm starts it) and the scheduler; the nodes are
  *   hollow, `--nodes` (100) of them in one kubemark process (code/cmd/kubemark.ts), each with its
@@ -94,8 +94,8 @@ async function startCluster(label: string, nodes: number): Promise<BenchCluster>
   progress(`${label}: PKI for ${nodes} nodes, etcd, kube-apiserver, kube-controller-manager, kube-scheduler`);
   const cluster = await LocalCluster.start({
     nodes: [],
-    extraNodeIdentities: names,
-    etcd: "ours",
+    spareNodes: names,
+    etcdProcess: true,
     controllerManagerArgs: ["--use-service-account-credentials"],
     onProcess: (p) => track(p.child),
   });

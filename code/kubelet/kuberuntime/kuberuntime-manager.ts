@@ -19,8 +19,9 @@
  * - getPodStatus lists by the io.kubernetes.pod.uid label, newest first; the pod's IPs are the
  *   newest sandbox's, and only if that sandbox is ready.
  *
- * Reduced: no ephemeral containers, no in-place resize, no image volumes, no DRA; the sandbox
- * is removed by removeTerminatedPod rather than by a separate garbage collector.
+ * Reduced: no ephemeral containers, no in-place resize, no image volumes, no DRA; a deleted
+ * pod's containers and sandbox are removed by removeTerminatedPod, which the kubelet's
+ * housekeeping calls, rather than by a separate garbage collector every minute.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go (kubeGenericRuntimeManager, SyncPod, doBackOff, KillPod, killPodWithSyncResult, GetPodStatus, GetPods, Type)
  * @upstream kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go (killContainersWithSyncResult)
