@@ -16,4 +16,6 @@ if (!existsSync(entry)) {
   console.error("Run the chapters that exist with `npm run chapter -- <n>` (`npm run chapter` lists them).");
   process.exit(2);
 }
-await import(entry);
+const { main } = (await import(entry)) as { main: (argv: string[]) => Promise<number> };
+// The supervisor exits when it is done, whatever handles are left (keep-alive sockets, timers).
+process.exit(await main(process.argv.slice(2)));

@@ -30,6 +30,21 @@ const rules: ImportRule[] = [
     mayNot: ["code/store/", "code/apiserver/", ...components, "code/cmd/"],
     why: "quota evaluation is shared by the API server and the controllers, so it may depend on neither",
   },
+  // chapter 8: component-base's tracing — every component and the API server use it, so it
+  // may use none of them (object types at most).
+  {
+    from: "code/tracing/",
+    mayNot: [
+      "code/store/",
+      "code/quota/",
+      "code/apiserver/",
+      ...components,
+      "code/cmd/",
+      "code/pki/",
+      "code/testing/",
+    ],
+    why: "tracing is shared by every component and the API server, so it may depend on none of them",
+  },
   {
     from: "code/apiserver/",
     mayNot: [...components, "code/cmd/"],

@@ -42,6 +42,8 @@ import type { AddressInfo } from "node:net";
 import { setDefaults } from "../api/defaults.ts";
 import type { KubeObject } from "../api/meta.ts";
 import type { EtcdServer } from "../store/etcdserver/server.ts"; // chapter 4: informer fault tests
+import type { ComponentTracerProvider } from "../tracing/provider.ts"; // chapter 8: tracing
+import { withSpan } from "../tracing/tracing.ts";
 import { ensureAdmissionObjects, withDefaultServiceAccounts } from "./admission/bootstrap.ts";
 import type { AdmissionChain } from "./admission/chain.ts";
 import { type AdmissionOptions, newAdmissionChain } from "./admission/plugins.ts";
@@ -57,6 +59,7 @@ import { isStatusError, newBadRequest, newGenericServerResponse, type StatusErro
 import { authenticateRequest } from "./filters/authentication.ts";
 import { authorizeRequest, authorizerAttributes } from "./filters/authorization.ts";
 import { impersonateRequest } from "./filters/impersonation.ts";
+import { tagRequest, traceFields, withTracing } from "./filters/traces.ts"; // chapter 8: tracing
 import { createResource } from "./handlers/create.ts";
 import { deleteResource } from "./handlers/delete.ts";
 import { deleteCollection } from "./handlers/deletecollection.ts";
@@ -176,6 +179,9 @@ export interface APIServerOptions {
    * and `--kubelet-preferred-address-types` (contents, not paths); absent: no client certificate.
    */
   kubeletClient?: KubeletClientConfig;
+  // chapter 8: tracing
+  /** `--tracing-config-file`'s provider: a span per request and below; absent or no-op: none. */
+  tracerProvider?: ComponentTracerProvider;
 }
 
 export interface APIServer {
@@ -412,9 +418,19 @@ async function ensureSystemNamespaces(namespaces: Store): Promise<void> {
   }
 }
 
+/** chapter 8: tracing — the request inside its span (filters/traces.ts), when the server traces. */
+function handle(
+  ctx: ServerContext,
+  authenticator: Authenticator | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  return withTracing(ctx.opts.tracerProvider, req, res, () => serveRequest(ctx, authenticator, req, res));
+}
+
 // #region handle
 /** The whole request path. Every branch ends in exactly one response. */
-async function handle(
+async function serveRequest(
   ctx: ServerContext,
   authenticator: Authenticator | undefined,
   req: IncomingMessage,
@@ -432,12 +448,13 @@ async function handle(
   try {
     info = parseRequestInfo(req);
     // The gates (chapter 3): who is it, and may they? Before any handler reads the body.
-    const authenticated = await authenticateRequest(req, authenticator);
+    const authenticated = await withSpan("authentication", {}, () => authenticateRequest(req, authenticator));
     // Chapter 3 audit: as upstream's WithAudit, after authentication and before impersonation, so
     // the event's user is who really sent the request and the policy is chosen for them.
     audit?.begin(authenticated, info);
     const user = await impersonateRequest(req, authenticated, authz.authorizer);
     if (user !== authenticated) audit?.logImpersonatedUser(user);
+    tagRequest(info, req.method ?? "GET", user); // chapter 8: tracing
     const query = new URL(req.url ?? "/", "http://localhost").searchParams;
     await authorizeRequest(authorizerAttributes(user, info, query), authz.authorizer, audit?.recordDecision);
     if (serveDiscovery(req, res)) return;
@@ -521,11 +538,11 @@ async function serveResource(scope: RequestScope): Promise<void> {
       return watchResource(scope);
     case "create":
       if (info.name) throw serviceError(405); // POST to an object's URL is not a route
-      return createResource(scope);
+      return traced(scope, "Create", () => createResource(scope));
     case "update":
-      return updateResource(scope);
+      return traced(scope, "Update", () => updateResource(scope));
     case "patch":
-      return patchResource(scope);
+      return traced(scope, "Patch", () => patchResource(scope));
     case "delete":
       return deleteResource(scope);
     case "deletecollection":
@@ -550,9 +567,9 @@ async function serveSubresource(
     case "status/get":
       return getResource(scope);
     case "status/update":
-      return updateResource(scope);
+      return traced(scope, "Update", () => updateResource(scope));
     case "status/patch":
-      return patchResource(scope);
+      return traced(scope, "Patch", () => patchResource(scope));
     case "scale/get":
       return getScaleResource(scope);
     case "scale/update":
@@ -560,7 +577,7 @@ async function serveSubresource(
     case "scale/patch":
       return patchScaleResource(scope);
     case "binding/create":
-      return createBindingResource(scope);
+      return traced(scope, "Create", () => createBindingResource(scope));
     case "eviction/create": // chapter 8: kubectl drain
       return createEvictionResource(scope, pdbs as Store);
     case "log/get":
@@ -579,6 +596,18 @@ async function serveSubresource(
   }
 }
 // #endregion routes
+
+/** chapter 8: tracing — a write handler's span (upstream's handlers start it: `Create`, `Update`, `Patch`). */
+function traced(scope: RequestScope, name: string, serve: () => Promise<void>): Promise<void> {
+  return withSpan(
+    name,
+    () => traceFields(scope.req, scope.res),
+    async (span) => {
+      await serve();
+      span?.addEvent("Writing http response done");
+    },
+  );
+}
 
 /**
  * POST to an access review (chapter 3: RBAC): create only, v1 only, nothing stored; the answer

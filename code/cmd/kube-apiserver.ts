@@ -43,6 +43,10 @@
  * - chapter 3: `--enable-admission-plugins`, `--disable-admission-plugins` (comma-separated
  *   plugin names, added to / taken from the defaults), `--default-not-ready-toleration-seconds`
  *   and `--default-unreachable-toleration-seconds` (300). Any of them turns admission on.
+ * - chapter 8: `--tracing-config-file`: a TracingConfiguration (apiserver.config.k8s.io/v1beta1;
+ *   `endpoint`, `samplingRatePerMillion`); spans go as OTLP/HTTP to the endpoint (upstream: OTLP
+ *   over gRPC, default localhost:4317). Absent: no tracing (upstream's APIServerTracing gate is on
+ *   by default, but with no file nothing is exported either).
  * - chapter 7: `--kubelet-client-certificate`/`--kubelet-client-key` (given together: what the
  *   API server shows a kubelet when it proxies logs and exec), `--kubelet-certificate-authority`
  *   (absent: the kubelet's serving certificate is not verified, as upstream) and
@@ -62,6 +66,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/serving.go (--secure-port, --bind-address, --cert-dir, --tls-cert-file)
  * @upstream kubernetes/kubernetes pkg/kubeapiserver/options/authentication.go (--client-ca-file, --token-auth-file, --anonymous-auth, ApplyAuthorization)
  * @upstream kubernetes/kubernetes cmd/kube-apiserver/app/options/options.go (chapter 7: the --kubelet-* flags)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/options/tracing.go (chapter 8: --tracing-config-file)
  * @chapter 02-apiserver
  */
 
@@ -82,6 +87,8 @@ import {
   type KubeletClientConfig,
 } from "../apiserver/registry/subresources/kubelet-client.ts";
 import { type APIServerOptions, startAPIServer } from "../apiserver/server.ts";
+import type { TracingConfiguration } from "../tracing/config.ts";
+import { newProvider } from "../tracing/provider.ts";
 import {
   boolFlag,
   durationFlag,
@@ -92,6 +99,7 @@ import {
   stringFlag,
 } from "./cli/flag.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
+import { readTracingConfigFlag, tracingConfigFileFlag } from "./cli/tracing-flags.ts";
 
 export { FlagError } from "./cli/flag.ts";
 
@@ -168,6 +176,8 @@ const flags = {
     "give pod-bound tokens of 3607 seconds a year, warning after the hour",
     true,
   ),
+  // chapter 8: tracing
+  "tracing-config-file": tracingConfigFileFlag(false),
   // chapter 3: audit
   "audit-policy-file": stringFlag("path to the file that defines the audit policy configuration"),
   "audit-log-path": stringFlag(
@@ -264,6 +274,7 @@ const kubeAPIServer = command({
         auditFiles?: { policyFile: string; logPath: string };
         kubeletClientFiles: { cert?: string; key?: string; ca?: string; preferredAddressTypes: string[] };
         warnings: string[];
+        tracing?: TracingConfiguration; // chapter 8
       })
     | FlagError {
     const etcdServers = f["etcd-servers"];
@@ -298,6 +309,9 @@ const kubeAPIServer = command({
     let audit: { policyFile: string; logPath: string } | undefined;
     const [policyFile, logPath] = [f["audit-policy-file"], f["audit-log-path"]];
     if (policyFile && logPath) audit = { policyFile, logPath };
+    // chapter 8: tracing
+    const tracing = readTracingConfigFlag("kube-apiserver", f["tracing-config-file"]);
+    if (tracing instanceof FlagError) return tracing;
     // chapter 3: serving and authentication.
     const mode = servingMode(given);
     const modes = f["authorization-mode"].length ? f["authorization-mode"] : defaultAuthorizationModes;
@@ -361,20 +375,24 @@ const kubeAPIServer = command({
       watchCache: f["watch-cache"],
       compactionIntervalMs: f["etcd-compaction-interval"],
       verbosity: f.v,
+      tracing, // chapter 8
       // Only where anonymous requests could have reached the server: its secure port.
       warnings: mode.secure && anonymous.warning ? [anonymous.warning] : [],
     };
   },
   // Logs go to stderr, one plain line each, as klog's.
-  async start({ verbosity, auditFiles, kubeletClientFiles, warnings, ...options }, io) {
+  async start({ verbosity, auditFiles, kubeletClientFiles, warnings, tracing, ...options }, io) {
     const log = verbosity >= 3 ? (line: string) => io.stderr(`${line}\n`) : undefined;
     for (const w of warnings) io.stderr(`${w}\n`);
     let server: Awaited<ReturnType<typeof startAPIServer>>;
+    // chapter 8: tracing — service.name "apiserver", as upstream's resource names it.
+    const tracerProvider = newProvider(tracing, "apiserver");
     try {
       const audit = auditFiles ? newAuditor(auditFiles.policyFile, auditFiles.logPath) : undefined;
       server = await startAPIServer({
         ...options,
         kubeletClient: kubeletClientConfig(kubeletClientFiles),
+        tracerProvider,
         log,
         audit,
         // upstream's words: "Generated self-signed cert (…)" or "… in-memory".
@@ -402,6 +420,7 @@ const kubeAPIServer = command({
       async stop(signal) {
         io.stderr(`Received ${signal}; shutting down\n`);
         await server.close();
+        await tracerProvider.shutdown().catch(() => {}); // the last spans, before exiting
       },
     };
   },

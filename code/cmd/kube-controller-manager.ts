@@ -22,6 +22,9 @@
  *   `--node-startup-grace-period` 1m0s, `--node-eviction-rate` 0.1,
  *   `--secondary-node-eviction-rate` 0.01, `--large-cluster-size-threshold` 50,
  *   `--unhealthy-zone-threshold` 0.55 — tests and demos shorten the periods with these flags;
+ * - chapter 8: `--tracing-config-file` — a COURSE FLAG (upstream 1.32's kube-controller-manager
+ *   has no tracing): the API server's TracingConfiguration file; the ReplicaSet controller's
+ *   syncs become `syncReplicaSet` spans, parents of the pod creations they send;
  * - `--kube-api-qps` 20, `--kube-api-burst` 30: one token bucket for the whole process;
  * - `--use-service-account-credentials` (default false): each controller as its own
  *   ServiceAccount in kube-system (code/controllers/client-builder.ts);
@@ -56,6 +59,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/cloud-provider/options/kubecloudshared.go (--node-monitor-period, default 5s)
  * @chapter 04-informers
  */
+
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newSecureServer, servingCertKey } from "../apiserver/serving.ts";
@@ -76,6 +80,8 @@ import {
 } from "../leaderelection/config.ts";
 import { newLeaderElectorFromConfiguration } from "../leaderelection/from-configuration.ts";
 import { newLeaderHealthzAdaptor } from "../leaderelection/healthz-adaptor.ts";
+import type { TracingConfiguration } from "../tracing/config.ts";
+import { newProvider } from "../tracing/provider.ts";
 import {
   boolFlag,
   durationFlag,
@@ -95,6 +101,7 @@ import {
 } from "./cli/leader-election-flags.ts";
 import { flushLeaseEvents, newLeaseEventRecorder } from "./cli/lease-events.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
+import { readTracingConfigFlag, tracingConfigFileFlag } from "./cli/tracing-flags.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
 const positiveDuration = { min: 1, hint: "use a positive duration, e.g. 5s" };
@@ -114,6 +121,8 @@ function float32Flag(help: string, defaultValue: number): Flag<number> {
 
 // #region flags
 const flags = {
+  // chapter 8: tracing — a COURSE FLAG here: upstream 1.32's kube-controller-manager has no tracing.
+  "tracing-config-file": tracingConfigFileFlag(true),
   kubeconfig: stringFlag("Path to kubeconfig file with authorization and master location information"),
   master: stringFlag("The address of the Kubernetes API server (overrides any value in kubeconfig)"),
   controllers: listFlag(
@@ -244,6 +253,8 @@ interface ControllerManagerOptions {
   leaderElection: LeaderElectionConfiguration;
   securePort: number;
   bindAddress: string;
+  /** chapter 8: tracing (course flag). */
+  tracing?: TracingConfiguration;
 }
 
 // #region wiring
@@ -274,7 +285,10 @@ const kubeControllerManager = command({
     } catch (e) {
       return new FlagError("kube-controller-manager", `invalid configuration: ${(e as Error).message}`);
     }
+    const tracing = readTracingConfigFlag("kube-controller-manager", f["tracing-config-file"]);
+    if (tracing instanceof FlagError) return tracing;
     return {
+      tracing,
       rest: { ...rest, qps: f["kube-api-qps"], burst: f["kube-api-burst"] },
       controllers,
       config: {
@@ -308,6 +322,7 @@ const kubeControllerManager = command({
   async start(opts, io) {
     const log = (line: string) => io.stderr(`${line}\n`);
     const client = newForConfig(opts.rest);
+    const tracerProvider = newProvider(opts.tracing, "kube-controller-manager"); // chapter 8
     const le = opts.leaderElection;
     const watchDog = le.leaderElect ? newLeaderHealthzAdaptor(20_000) : undefined;
     let server: Server | undefined;
@@ -339,6 +354,7 @@ const kubeControllerManager = command({
         controllers: opts.controllers,
         config: opts.config,
         log,
+        tracerProvider, // chapter 8
       });
     const started = (m: RunningControllerManager) =>
       `Started ${m.started.length} controller(s): ${m.started.join(", ")} (API server ${opts.rest.host})`;
@@ -360,6 +376,7 @@ const kubeControllerManager = command({
           log(`Received ${signal}; shutting down`);
           await manager.stop();
           await closeServer();
+          await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
         },
       };
     }
@@ -424,6 +441,7 @@ const kubeControllerManager = command({
         await manager?.stop();
         await closeServer();
         client.closeIdleConnections();
+        await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
       },
     };
   },

@@ -25,6 +25,11 @@
  *   the `--config` file's `leaderElection` block; one left at its default does not (upstream's
  *   ApplyLeaderElectionTo).
  *
+ * - chapter 8: `--tracing-config-file` — a COURSE FLAG (upstream 1.32's kube-scheduler has no
+ *   tracing): the API server's TracingConfiguration file; each attempt is a `scheduleOne` span
+ *   (its extension points as events) and each binding a `bindingCycle` span, the parent of the
+ *   API server's binding request.
+ *
  * Leader election (chapter 6), as upstream's Run:
  * - the informers start and sync before the election, so a follower's caches are warm when it
  *   takes over and its /readyz is green; only the leader runs scheduling cycles;
@@ -73,6 +78,8 @@ import {
 } from "../scheduler/apis/config/load.ts";
 import { validateKubeSchedulerConfiguration } from "../scheduler/apis/config/validation.ts";
 import { type KubeScheduler, newScheduler, type SchedulerConfiguration } from "../scheduler/scheduler.ts";
+import type { TracingConfiguration } from "../tracing/config.ts";
+import { newProvider } from "../tracing/provider.ts";
 import { boolFlag, FlagError, intFlag, stringFlag } from "./cli/flag.ts";
 import { type HealthChecker, handleHealth, namedCheck } from "./cli/healthz.ts";
 import {
@@ -83,6 +90,7 @@ import {
 } from "./cli/leader-election-flags.ts";
 import { flushLeaseEvents, newLeaseEventRecorder } from "./cli/lease-events.ts";
 import { type CommandIO, command, isEntryPoint, parseCommand, run } from "./cli/run.ts";
+import { readTracingConfigFlag, tracingConfigFileFlag } from "./cli/tracing-flags.ts";
 
 const positive = { min: 1, hint: "use a positive integer" };
 
@@ -109,6 +117,8 @@ const flags = {
   "bind-address": stringFlag("The IP address on which to listen for the --secure-port port.", "0.0.0.0"),
   // chapter 6: --leader-elect and the six that tune it, shared with kube-controller-manager.
   ...leaderElectionFlags(defaultLeaderElectionConfiguration("kube-scheduler")),
+  // chapter 8: tracing — a COURSE FLAG here: upstream 1.32's kube-scheduler has no tracing.
+  "tracing-config-file": tracingConfigFileFlag(true),
   // A course addition (upstream has no such flag): what kube-scheduler-simulator records.
   explain: boolFlag(
     "Record every node's Filter result and every plugin's score on the pod, as kube-scheduler-simulator's annotations",
@@ -126,6 +136,8 @@ interface SchedulerCommandOptions {
   /** chapter 6: the merged leaderElection block (file, then the flags given). */
   leaderElection: LeaderElectionConfiguration;
   explain: boolean;
+  /** chapter 8: tracing (course flag). */
+  tracing?: TracingConfiguration;
 }
 
 // #region wiring
@@ -170,7 +182,10 @@ const kubeScheduler = command({
     const qps = f.config ? loaded.clientConnection.qps : f["kube-api-qps"];
     const burst = f.config ? loaded.clientConnection.burst : f["kube-api-burst"];
     const config: SchedulerConfiguration = loaded;
+    const tracing = readTracingConfigFlag("kube-scheduler", f["tracing-config-file"]);
+    if (tracing instanceof FlagError) return tracing;
     return {
+      tracing,
       rest: { ...rest, qps, burst, userAgent: rest.userAgent ?? "kube-scheduler" },
       config,
       securePort: f["secure-port"],
@@ -184,10 +199,12 @@ const kubeScheduler = command({
     const log = (line: string) => io.stderr(`${line}\n`);
     log(`"Starting Kubernetes Scheduler" version="${versionInfo.gitVersion}"`);
     const client = newForConfig(opts.rest);
+    const tracerProvider = newProvider(opts.tracing, "kube-scheduler"); // chapter 8
     let scheduler: KubeScheduler;
     try {
       scheduler = newScheduler({
         client,
+        tracerProvider,
         config: opts.config,
         explain: opts.explain,
         log,
@@ -252,6 +269,7 @@ const kubeScheduler = command({
           await scheduler.stop();
           await closeServer();
           client.closeIdleConnections();
+          await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
         },
       };
     }
@@ -319,6 +337,7 @@ const kubeScheduler = command({
         await flushLeaseEvents(leaseEvents);
         await closeServer();
         client.closeIdleConnections();
+        await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
       },
     };
   },

@@ -17,6 +17,11 @@
  * `--node-labels`, `--register-with-taints`, `--node-ip`, `--pod-cidr`, `--client-ca-file`, …),
  * plus the course's `--runtime=process|fake`, `--fake-capacity` and `--warm-pool`.
  *
+ * Chapter 8, tracing: the `--config` file's `tracing: {endpoint, samplingRatePerMillion}` (no flag,
+ * as upstream) turns on spans — `syncPod`, the CRI calls, the status writes — sent as OTLP/HTTP
+ * with service.name `kubelet` and host.name the node (upstream: OTLP/gRPC; the KubeletTracing gate,
+ * on by default since 1.28).
+ *
  * Stopping: SIGTERM stops the loops, the node status and Lease, and the server, and leaves the
  * containers running — a kubelet restart must not restart its pods; the next kubelet over the same
  * `--root-dir` adopts them.
@@ -30,8 +35,10 @@
  * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (NewKubeletCommand, Run, RunKubelet)
  * @upstream kubernetes/kubernetes pkg/kubelet/apis/config/v1beta1/defaults.go (KubeAPIQPS 50, KubeAPIBurst 100)
  * @upstream kubernetes/kubernetes pkg/kubelet/kubelet.go (ListenAndServeHealthz… : the healthz port)
+ * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (newTracerProvider: chapter 8's tracing, service.name kubelet, host.name)
  * @chapter 07-kubelet
  */
+
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
@@ -47,6 +54,7 @@ import { catalog } from "../kubelet/runtime/images/catalog.ts";
 import { podRange } from "../kubelet/runtime/network/pod-network.ts";
 import { ProcessImageService } from "../kubelet/runtime/process-image-service.ts";
 import { ProcessRuntimeService } from "../kubelet/runtime/process-runtime-service.ts";
+import { newProvider } from "../tracing/provider.ts";
 import { FlagError } from "./cli/flag.ts";
 import { handleHealth, namedCheck } from "./cli/healthz.ts";
 import { type KubeletOptions, kubeletConfigurationFromFlags, kubeletFlags } from "./cli/kubelet-flags.ts";
@@ -129,9 +137,12 @@ const kubelet = command({
       o.runtime === "fake"
         ? machineInfoFromCapacity(o.nodeName, o.fakeCapacity ?? {})
         : await machineInfoFromHost(o.rootDir);
+    // chapter 8: KubeletConfiguration `tracing` — service.name "kubelet", host.name the node, as upstream.
+    const tracerProvider = newProvider(o.config.tracing, "kubelet", { "host.name": o.nodeName });
     let main: MainKubelet;
     try {
       main = await startMainKubelet({
+        tracerProvider,
         nodeName: o.nodeName,
         hostname: o.hostname,
         client,
@@ -186,6 +197,7 @@ const kubelet = command({
       async stop(signal) {
         log(`Received ${signal}; shutting down (containers keep running)`);
         await main.stop();
+        await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
         if (healthz) {
           const closed = new Promise<void>((r) => healthz?.close(() => r()));
           healthz.closeAllConnections();
@@ -235,8 +247,8 @@ function inRange(ip: string, range: { first: number; last: number }): boolean {
   return n >= range.first && n <= range.last;
 }
 
-/** What the catalog's images do on the fake runtime (no processes: timers). */
-function fakeBehaviour(repository: string) {
+/** What the catalog's images do on the fake runtime (no processes: timers); kubemark's hollow nodes too. */
+export function fakeBehaviour(repository: string) {
   switch (repository) {
     case "course/crasher":
       return { exitAfterMs: 2000, exitCode: 1, sigtermExitAfterMs: 0 };

@@ -15,8 +15,10 @@
  * @upstream kubernetes/kubernetes pkg/controller/apis/config/types.go (KubeControllerManagerConfiguration)
  * @chapter 04-informers
  */
+
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import type { SharedInformerFactory } from "../client/tools/cache/informer-factory.ts";
+import type { ComponentTracerProvider } from "../tracing/provider.ts";
 
 // #region component-config
 /** What the controllers read of the component's configuration (KubeControllerManagerConfiguration). */
@@ -107,6 +109,8 @@ export interface ControllerContext {
   /** Aborted on SIGTERM/SIGINT: every controller stops its workers and queues. */
   signal: AbortSignal;
   log: (line: string) => void;
+  /** chapter 8: tracing (a course addition: upstream 1.32's controllers do not trace). */
+  tracerProvider?: ComponentTracerProvider;
 }
 
 /** A started controller: `done` settles once its workers have stopped. */

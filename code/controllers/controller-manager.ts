@@ -27,9 +27,11 @@
  * @upstream kubernetes/kubernetes cmd/kube-controller-manager/names/controller_names.go (canonical names and aliases)
  * @chapter 04-informers
  */
+
 import { setMaxListeners } from "node:events";
 import { newSharedInformerFactory } from "../client/informers/factory.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
+import type { ComponentTracerProvider } from "../tracing/provider.ts";
 import {
   type ControllerContext,
   type ControllerDescriptor,
@@ -202,6 +204,8 @@ export interface ControllerManagerOptions {
   /** The informers' default resync; upstream picks 12–24 h (--min-resync-period). */
   resyncMs?: number;
   log?: (line: string) => void;
+  /** chapter 8: tracing (course flag `--tracing-config-file`). */
+  tracerProvider?: ComponentTracerProvider;
 }
 
 export interface RunningControllerManager {
@@ -236,6 +240,7 @@ export async function startControllerManager(
     config: { ...defaultControllerManagerConfig, ...opts.config },
     signal: abort.signal,
     log,
+    tracerProvider: opts.tracerProvider, // chapter 8
   };
   const disabledByDefault = new Set(
     [...descriptors.values()].filter((d) => d.disabledByDefault).map((d) => d.name),

@@ -31,6 +31,7 @@
 import type { PodStatus as APIPodStatus, Pod } from "../api/core.ts";
 import type { Clock } from "../client/util/clock.ts";
 import type { Backoff } from "../client/util/flowcontrol/backoff.ts";
+import { detached } from "../tracing/tracing.ts";
 import {
   containerIDString,
   convertPodStatusToRunningPod,
@@ -120,7 +121,8 @@ export class KubeletSyncer implements PodSyncer {
     if (isStaticPod(pod) && this.o.mirrorClient) await this.ensureMirrorPod(pod, mirrorPod);
     if (signal.aborted) return false;
 
-    this.o.probeManager.addPod(pod);
+    // chapter 8: the probe workers outlive this sync: they start outside its span.
+    detached(() => this.o.probeManager.addPod(pod));
     const result = await this.o.runtime.syncPod(pod, podStatus, this.o.crashLoopBackOff);
     this.o.reasonCache.update(pod.metadata.uid ?? "", result);
     const err = podSyncError(result);

@@ -40,6 +40,8 @@ import { StrategicMergePatchType } from "../client/rest/request.ts";
 import { type Clock, realClock } from "../client/util/clock.ts";
 import type { Backoff } from "../client/util/flowcontrol/backoff.ts";
 import type { EventRecorder } from "../controllers/pod-control.ts";
+import { type ComponentTracerProvider, noopProvider } from "../tracing/provider.ts";
+import { podAttributes, startSpan } from "../tracing/tracing.ts";
 import { newSourceApiserver } from "./config/apiserver.ts";
 import { PodConfig } from "./config/config.ts";
 import { newSourceFile } from "./config/file.ts";
@@ -50,7 +52,7 @@ import { newCrashLoopBackOff } from "./kuberuntime/crash-loop-backoff.ts";
 import { GenericPLEG, type PodLifecycleEvent } from "./pleg/generic.ts";
 import { MirrorClient } from "./pod/mirror-client.ts";
 import { PodManager, podFullName } from "./pod/pod-manager.ts";
-import { PodWorkers } from "./pod-workers.ts";
+import { PodWorkers, type SyncPodType } from "./pod-workers.ts";
 import type { ExecSync } from "./prober/probe/exec.ts";
 import type { Dial } from "./prober/probe/probe.ts";
 import { Prober } from "./prober/prober.ts";
@@ -101,7 +103,20 @@ export interface KubeletOptions extends GenerateAPIPodStatus {
   housekeepingPeriodMs?: number;
   random?: () => number;
   onError?: (err: unknown) => void;
+  /** chapter 8: KubeletConfiguration `tracing`'s provider: the syncs and status writes as spans. */
+  tracerProvider?: ComponentTracerProvider;
 }
+
+/** chapter 8: tracing — the kubelet's instrumentation scope (upstream's instrumentationScope). */
+const tracingScope = "k8s.io/kubernetes/pkg/kubelet";
+
+/** SyncPodType.String(): what upstream's syncPod span records as k8s.pod.update_type. */
+const updateTypeString: Record<SyncPodType, string> = {
+  SyncPodSync: "sync",
+  SyncPodUpdate: "update",
+  SyncPodCreate: "create",
+  SyncPodKill: "kill",
+};
 
 type LoopInput =
   | { kind: "config"; update: PodUpdate }
@@ -146,15 +161,43 @@ export class Kubelet {
     this.reasonCache = o.reasonCache ?? noReasonCache;
     this.crashLoopBackOff = newCrashLoopBackOff(this.clock);
     this.podConfig = new PodConfig(this.clock);
+    const tp = o.tracerProvider ?? noopProvider; // chapter 8
     this.workQueue = new WorkQueue(this.clock);
     if (o.clientset) this.sources.push(ApiserverSource);
     if (o.podManifestPath) this.sources.push(FileSource);
     this.podWorkers = new PodWorkers({
+      // chapter 8: tracing — each sync in its span, named and attributed as upstream's SyncPod,
+      // SyncTerminatingPod and SyncTerminatedPod start theirs (kubelet.go).
       podSyncer: {
-        syncPod: (...a) => this.syncer.syncPod(...a),
-        syncTerminatingPod: (...a) => this.syncer.syncTerminatingPod(...a),
+        syncPod: (signal, updateType, pod, ...rest) =>
+          startSpan(
+            tp,
+            tracingScope,
+            "syncPod",
+            () => ({
+              ...podAttributes(pod),
+              "k8s.pod": `${pod.metadata.namespace}/${pod.metadata.name}`,
+              "k8s.pod.update_type": updateTypeString[updateType],
+            }),
+            () => this.syncer.syncPod(signal, updateType, pod, ...rest),
+          ),
+        syncTerminatingPod: (signal, pod, ...rest) =>
+          startSpan(
+            tp,
+            tracingScope,
+            "syncTerminatingPod",
+            () => podAttributes(pod),
+            () => this.syncer.syncTerminatingPod(signal, pod, ...rest),
+          ),
         syncTerminatingRuntimePod: (...a) => this.syncer.syncTerminatingRuntimePod(...a),
-        syncTerminatedPod: (...a) => this.syncer.syncTerminatedPod(...a),
+        syncTerminatedPod: (signal, pod, ...rest) =>
+          startSpan(
+            tp,
+            tracingScope,
+            "syncTerminatedPod",
+            () => podAttributes(pod),
+            () => this.syncer.syncTerminatedPod(signal, pod, ...rest),
+          ),
       },
       podCache: this.podCache,
       workQueue: this.workQueue,
@@ -181,6 +224,7 @@ export class Kubelet {
     };
     this.statusManager = new StatusManager({
       client,
+      tracerProvider: o.tracerProvider, // chapter 8
       podManager: {
         getPodByUID: (uid) => this.podManager.getPodByUID(uid),
         getMirrorPodByPod: (pod) => this.podManager.getMirrorPodByPod(pod),

@@ -27,11 +27,13 @@
  * @upstream kubernetes/kubernetes cmd/kubelet/app/server.go (RunKubelet, startKubelet)
  * @chapter 07-kubelet
  */
+
 import { isAbsolute, join } from "node:path";
 import type { ResourceList, Taint } from "../api/core.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
 import { type Clock, realClock } from "../client/util/clock.ts";
 import { newEventRecorder } from "../controllers/event-recorder.ts";
+import type { ComponentTracerProvider } from "../tracing/provider.ts";
 import { parseContainerID } from "./container/runtime.ts";
 import { Kubelet } from "./kubelet.ts";
 import {
@@ -48,6 +50,7 @@ import type { Dial } from "./prober/probe/probe.ts";
 import { ResultsManager } from "./prober/results/results-manager.ts";
 import type { ImageManagerService, RuntimeService, StreamingRuntime } from "./runtime/cri.ts";
 import { CodeExitError } from "./runtime/cri-errors.ts";
+import { tracedImageService, tracedRuntimeService } from "./runtime/traced-cri.ts";
 import { newSubjectAccessReviewAuthorizer } from "./server/auth.ts";
 import { type ContainerLocation, type KubeletServer, startKubeletServer } from "./server/server.ts";
 import { ReasonCache } from "./util/reason-cache.ts";
@@ -99,6 +102,8 @@ export interface MainKubeletOptions {
     certDir?: string;
   };
   log?: (line: string) => void;
+  /** chapter 8: KubeletConfiguration `tracing`'s provider (absent: no tracing). */
+  tracerProvider?: ComponentTracerProvider;
 }
 
 export interface MainKubelet {
@@ -132,9 +137,11 @@ export async function startMainKubelet(o: MainKubeletOptions): Promise<MainKubel
   const startupManager = new ResultsManager();
   const reasonCache = new ReasonCache();
   const podLogsRootDirectory = join(o.rootDir, "pods-logs");
+  // chapter 8: with tracing on, the CRI calls are spans (upstream: otelgrpc on the CRI client).
+  const traced = o.tracerProvider?.recording === true;
   const runtimeManager = new KubeGenericRuntimeManager({
-    runtimeService: runtime.runtimeService,
-    imageService: runtime.imageService,
+    runtimeService: traced ? tracedRuntimeService(runtime.runtimeService) : runtime.runtimeService,
+    imageService: traced ? tracedImageService(runtime.imageService) : runtime.imageService,
     clock,
     recorder,
     podLogsRootDirectory,
@@ -178,6 +185,7 @@ export async function startMainKubelet(o: MainKubeletOptions): Promise<MainKubel
     startupManager,
     syncFrequencyMs: o.syncFrequencyMs,
     fileCheckFrequencyMs: o.fileCheckFrequencyMs,
+    tracerProvider: o.tracerProvider, // chapter 8
     onError: (err) => log(`E ${JSON.stringify(err instanceof Error ? err.message : String(err))}`),
   });
 

@@ -23,6 +23,8 @@
  */
 import type { Pod } from "../api/core.ts";
 import { type Clock, realClock } from "../client/util/clock.ts";
+import { type ComponentTracerProvider, noopProvider } from "../tracing/provider.ts";
+import { activeSpan, podAttributes, startSpan, withSpan } from "../tracing/tracing.ts";
 import type { Cache } from "./backend/cache/cache.ts";
 import type { Snapshot } from "./backend/cache/snapshot.ts";
 import type { PriorityQueue } from "./backend/queue/scheduling-queue.ts";
@@ -36,6 +38,9 @@ import type { Framework } from "./framework/runtime/framework.ts";
 import { asError, asStatus, Code, isRejected, isSuccess, isWait, Status } from "./framework/status.ts";
 import { PodInfo, type QueuedPodInfo } from "./framework/types.ts";
 import type { SchedulerMetricsRecorder } from "./metrics/metrics.ts";
+
+/** chapter 8: the instrumentation scope of the scheduler's spans (a course addition). */
+const tracingScope = "k8s.io/kubernetes/pkg/scheduler";
 
 /** clearNominatedNode: a failure not caused by the pod's fit clears any nomination. */
 export const clearNominatedNode: NominatingInfo = {
@@ -80,6 +85,12 @@ export interface SchedulerOptions {
   onExplain?: (pod: Pod, result: ExplainResult) => void;
   // scheduler binary (schedcmd): attempts by result, for /metrics (metrics/metrics.ts).
   metrics?: SchedulerMetricsRecorder;
+  /**
+   * chapter 8: tracing — a span per attempt (`scheduleOne`, its extension points as events) and
+   * per binding cycle (`bindingCycle`, the parent of the API server's binding request). A course
+   * addition: upstream 1.32's scheduler has no tracing.
+   */
+  tracerProvider?: ComponentTracerProvider;
 }
 
 export class Scheduler implements SearchState {
@@ -132,6 +143,18 @@ export class Scheduler implements SearchState {
   async scheduleOne(): Promise<boolean> {
     const podInfo = await this.queue.pop();
     if (!podInfo) return false;
+    // chapter 8: tracing — the attempt in its span (nothing when tracing is off).
+    const tp = this.o.tracerProvider ?? noopProvider;
+    return startSpan(
+      tp,
+      tracingScope,
+      "scheduleOne",
+      () => podAttributes(podInfo.podInfo.pod),
+      () => this.scheduleOnePod(podInfo),
+    );
+  }
+
+  private scheduleOnePod(podInfo: QueuedPodInfo): boolean {
     const pod = podInfo.podInfo.pod;
     const uid = pod.metadata.uid ?? "";
     const fwk = this.profiles.get(pod.spec.schedulerName ?? "default-scheduler");
@@ -156,6 +179,10 @@ export class Scheduler implements SearchState {
         (this.clock.now() - start) / 1000,
       );
     const [result, assumedPodInfo, status, ni] = this.schedulingCycle(state, fwk, podInfo);
+    activeSpan()?.setAttributes({
+      "k8s.node.name": result?.suggestedHost ?? "",
+      status: status?.message() ?? "",
+    });
     if (explain) this.reportExplain(explain, pod, isSuccess(status) || isWait(status), result);
     if (!isSuccess(status) && !isWait(status)) {
       observe(status);
@@ -163,7 +190,11 @@ export class Scheduler implements SearchState {
       return true;
     }
     const binding = (async () => {
-      const s = await this.bindingCycle(state, fwk, result!, assumedPodInfo);
+      const s = await withSpan(
+        "bindingCycle",
+        () => ({ ...podAttributes(pod), "k8s.node.name": result!.suggestedHost }),
+        () => this.bindingCycle(state, fwk, result!, assumedPodInfo),
+      );
       observe(s);
       if (!isSuccess(s)) {
         this.handleBindingCycleError(state, fwk, assumedPodInfo, result!, s!, pod);

@@ -23,6 +23,7 @@
  * - `stop` closes the queue (the loop ends after the current cycle), waits for the bindings in
  *   flight, then stops the informers and the cache's cleanup.
  */
+
 import type { Binding, Node, Pod, PodCondition } from "../api/core.ts";
 import { Resources } from "../client/informers/factory.ts";
 import type { Clientset } from "../client/kubernetes/clientset.ts";
@@ -32,6 +33,7 @@ import { newFilteredListWatchFromClient } from "../client/tools/cache/listwatch.
 import type { SharedIndexInformer } from "../client/tools/cache/shared-informer.ts";
 import { type Clock, realClock } from "../client/util/clock.ts";
 import { type CorrelatingEventRecorder, newEventRecorder } from "../controllers/event-recorder.ts";
+import type { ComponentTracerProvider } from "../tracing/provider.ts";
 import { Cache } from "./backend/cache/cache.ts";
 import { Snapshot } from "./backend/cache/snapshot.ts";
 import { buildQueueingHintMap } from "./backend/queue/queueing-hint-map.ts";
@@ -81,6 +83,8 @@ export interface NewSchedulerOptions {
   onError?: (err: Error) => void;
   /** Record every decision on the pod as kube-scheduler-simulator's annotations (--explain). */
   explain?: boolean;
+  /** chapter 8: tracing (a course addition; upstream 1.32's scheduler has none). */
+  tracerProvider?: ComponentTracerProvider;
 }
 // #endregion options
 
@@ -286,6 +290,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
       podLister.byNamespace(p.metadata.namespace ?? "").get(p.metadata.name ?? "") as Pod | undefined,
     onError,
     metrics,
+    tracerProvider: o.tracerProvider, // chapter 8
     explain: o.explain,
     annotatePod: async (pod, annotations) => {
       await o.client.coreV1

@@ -15,6 +15,7 @@
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
+import { addEvent } from "../../tracing/tracing.ts"; // chapter 8: tracing
 import { decodeBody, type FieldValidation } from "../negotiation.ts";
 import { apiVersionOf } from "../resources.ts";
 import { admitCreate, createValidation } from "./admission.ts";
@@ -32,11 +33,13 @@ export async function createResource(scope: RequestScope): Promise<void> {
   // The request's fields are its manager's before mutating admission runs (upstream's order, as
   // update and patch do): what admission adds — a token volume, tolerations — is no one's.
   const tracked = trackManagedFields(scope, undefined, obj);
+  addEvent("About to store object in database"); // chapter 8: tracing, upstream's event names
   await admitCreate(scope, tracked);
   const created = await scope.store.create(scope.info.namespace, tracked, {
     dryRun,
     createValidation: createValidation(scope),
   });
+  addEvent("Write to database call succeeded");
   writeObject(scope, 201, created);
 }
 // #endregion create-handler
@@ -48,6 +51,7 @@ export async function decodeRequestObject(
   applyDefaults = true,
 ): Promise<KubeObject> {
   const body = await readBody(scope.req);
+  addEvent("limitedReadBody succeeded", { len: body.length }); // chapter 8: tracing
   const fieldValidation: FieldValidation = { directive: scope.query.get("fieldValidation"), warnings: [] };
   const obj = decodeBody(
     scope.req.headers["content-type"],

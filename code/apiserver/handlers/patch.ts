@@ -24,7 +24,9 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (ValidatePatchOptions)
  * @chapter 02-apiserver
  */
+
 import type { KubeObject } from "../../api/meta.ts";
+import { addEvent } from "../../tracing/tracing.ts"; // chapter 8: tracing
 import {
   checkApplyConfiguration,
   decodeAppliedObject,
@@ -84,6 +86,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
   let warnings: string[] = [];
   const expected = { apiVersion, kind };
 
+  addEvent("About to store object in database"); // chapter 8: tracing
   const { obj, created } = await scope.store.update(
     scope.info.namespace,
     scope.info.name,
@@ -146,6 +149,7 @@ export async function patchResource(scope: RequestScope): Promise<void> {
     },
   );
   addWarnings(scope.res, warnings);
+  addEvent("Write to database call succeeded");
   writeObject(scope, created ? 201 : 200, obj);
 }
 // #endregion patch-handler

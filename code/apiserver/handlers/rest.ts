@@ -23,13 +23,16 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/server/config.go (MaxRequestBodyBytes: 3 MiB)
  * @chapter 02-apiserver
  */
+
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { type FieldError, notSupported } from "../../api/field-errors.ts";
 import type { KubeObject, ListMeta, Status } from "../../api/meta.ts";
+import { addEvent } from "../../tracing/tracing.ts"; // chapter 8: tracing
 import type { AdmissionChain } from "../admission/chain.ts";
 import type { RequestAudit } from "../audit/request.ts";
 import type { UserInfo } from "../authn/user.ts";
 import { errorToAPIStatus, newBadRequest, newInvalid, newRequestEntityTooLargeError } from "../errors.ts";
+import { tagPod } from "../filters/traces.ts";
 import type { OutputKind, ProtobufDecoder } from "../negotiation.ts";
 import { canonicalJSON } from "../patch/json-value.ts";
 import { updateManagedFields } from "../patch/server-side-apply.ts";
@@ -133,6 +136,9 @@ export function writeError(res: ServerResponse, e: unknown): void {
 
 /** Answers one object, or its Table when the client asked for one. */
 export function writeObject(scope: RequestScope, code: number, obj: KubeObject | Status): void {
+  // chapter 8: tracing — the pod this request wrote or read, by uid, on its spans.
+  addEvent("About to write a response");
+  if (scope.resource.kind === "Pod" && obj.kind !== "Status") tagPod(obj as KubeObject);
   if (obj.kind === "Status") {
     writeJSON(scope.res, code, obj);
     return;

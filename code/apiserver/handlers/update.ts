@@ -13,7 +13,9 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/endpoints/handlers/update.go (UpdateResource)
  * @chapter 02-apiserver
  */
+
 import type { KubeObject } from "../../api/meta.ts";
+import { addEvent } from "../../tracing/tracing.ts"; // chapter 8: tracing
 import { newBadRequest } from "../errors.ts";
 import type { UpdatedObjectFunc, ValidateObjectFunc, ValidateObjectUpdateFunc } from "../registry/store.ts";
 import { apiVersionOf } from "../resources.ts";
@@ -53,6 +55,7 @@ export async function updateResource(scope: RequestScope, updater?: Updater): Pr
   const update: Updater =
     updater ??
     ((namespace, name, updated, opts) => scope.store.update(namespace, name, updated, { ...opts, strategy }));
+  addEvent("About to store object in database"); // chapter 8: tracing
   const { obj: stored, created } = await update(
     scope.info.namespace,
     scope.info.name,
@@ -63,6 +66,7 @@ export async function updateResource(scope: RequestScope, updater?: Updater): Pr
       updateValidation: updateValidation(scope),
     },
   );
+  addEvent("Write to database call succeeded");
   writeObject(scope, created ? 201 : 200, stored);
 }
 // #endregion update-handler

@@ -35,6 +35,7 @@
  */
 import type { ServerResponse } from "node:http";
 import type { KubeObject, Status } from "../../api/meta.ts";
+import { activeSpan, podAttributes, withSpan } from "../../tracing/tracing.ts"; // chapter 8: tracing
 import { errorToAPIStatus, isStatusError } from "../errors.ts";
 import { apiVersionOf } from "../resources.ts";
 import { CacheWatcher } from "../storage/cache-watcher.ts";
@@ -77,10 +78,13 @@ export async function watchResource(scope: RequestScope): Promise<void> {
   const timer = setTimeout(() => w.stop(), timeoutSeconds * 1000);
   const onClose = () => w.stop();
   res.on("close", onClose);
+  // chapter 8: tracing — each pod event sent is a span, only when this watch's request is traced.
+  const traced = scope.resource.kind === "Pod" && activeSpan() !== undefined;
   try {
     for await (const events of batchesOf(w)) {
       if (res.destroyed) break;
-      for (const event of events) out.push(encoder(event));
+      if (traced) for (const event of events) sendTraced(scope, out, encoder, event);
+      else for (const event of events) out.push(encoder(event));
       if (events[events.length - 1].type === "ERROR") break;
       // The client is not keeping up: take nothing more until its socket drains. Events wait in
       // the watcher's buffer meanwhile, and a watcher whose buffer overflows is closed.
@@ -160,6 +164,32 @@ export class WatchResponseWriter {
   }
 }
 // #endregion coalesce
+
+/**
+ * chapter 8: tracing — the delivery of one pod event to one watcher (`watch ADDED` …), named for
+ * the event and carrying the pod and who watches (the scheduler, a node's kubelet). Upstream has
+ * no such span: a watch is one long request span there.
+ */
+function sendTraced(
+  scope: RequestScope,
+  out: WatchResponseWriter,
+  encoder: (event: StorageWatchEvent) => Buffer | string,
+  event: StorageWatchEvent,
+): void {
+  if (event.type === "BOOKMARK" || event.type === "ERROR") {
+    out.push(encoder(event));
+    return;
+  }
+  withSpan(
+    `watch ${event.type}`,
+    () => ({
+      ...podAttributes(event.object as KubeObject),
+      "k8s.watcher": scope.user?.name ?? "",
+      resourceVersion: (event.object as KubeObject).metadata?.resourceVersion ?? "",
+    }),
+    () => out.push(encoder(event)),
+  );
+}
 
 // #region encode-event
 /**

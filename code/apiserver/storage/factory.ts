@@ -30,8 +30,9 @@ import { EtcdServer } from "../../store/etcdserver/server.ts";
 import type { GroupResource } from "../errors.ts";
 import { Cacher } from "./cacher.ts";
 import { type EtcdClient, GrpcEtcdClient, InProcessEtcdClient } from "./etcd-client.ts";
-import { Etcd3Store } from "./etcd3-store.ts";
+import type { Etcd3Store } from "./etcd3-store.ts";
 import type { Interface } from "./interfaces.ts";
+import { TracedEtcd3Store } from "./traced-store.ts"; // chapter 8: tracing
 
 /** Upstream's DefaultCompactInterval. */
 export const defaultCompactionIntervalMs = 5 * 60 * 1000;
@@ -119,7 +120,7 @@ export async function newStorageBackend(cfg: StorageBackendConfig = {}): Promise
   const storeFor = (prefix: string, opts: ResourceStorageOptions): Etcd3Store => {
     let store = stores.get(prefix);
     if (!store) {
-      store = new Etcd3Store({
+      store = new TracedEtcd3Store({
         client,
         groupResource: opts.groupResource ?? defaultGroupResource(prefix),
         newFunc: opts.newFunc,

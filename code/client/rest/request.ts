@@ -28,11 +28,13 @@
  * the server's `timeoutSeconds`). Protobuf and CBOR content types are not offered: JSON only.
  *
  * @upstream kubernetes/client-go rest/request.go (Request, NewRequest, URL, Do, Watch, request, tryThrottle, newStreamWatcher)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/component-base/tracing/utils.go (WrapperFor: chapter 8's traceparent)
  * @chapter 04-informers
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { KubeObject } from "../../api/meta.ts";
+import { injectTraceContext } from "../../tracing/tracing.ts";
 import type { StatusError } from "../errors.ts";
 import type { Watch } from "../tools/cache/listwatch.ts";
 import type { Clock } from "../util/clock.ts";
@@ -343,6 +345,10 @@ export class Request {
       headers["Content-Type"] = this.contentType;
       headers["Content-Length"] = this.payload.length;
     }
+    // chapter 8: a request made inside a traced span carries it as `traceparent`, so the API
+    // server's span is its child (upstream: component-base tracing.WrapperFor's otelhttp
+    // transport). Without an active span — tracing off — nothing is added.
+    injectTraceContext(headers as Record<string, string>);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {
       if (signal.aborted) return reject(new Error("aborted before sending"));

@@ -51,6 +51,8 @@ import {
   type TypedRateLimitingInterface,
 } from "../../client/util/workqueue/rate-limiting-queue.ts";
 import { runWorkers } from "../../client/util/workqueue/worker.ts";
+import { type ComponentTracerProvider, noopProvider } from "../../tracing/provider.ts";
+import { startSpan } from "../../tracing/tracing.ts";
 import {
   filterActivePods,
   isPodActive,
@@ -93,6 +95,11 @@ export function hasStatusCause(err: unknown, type: string): boolean {
 const replicaSetKind: GroupVersionKind = { group: "apps", version: "v1", kind: "ReplicaSet" };
 
 export interface ReplicaSetControllerOptions {
+  /**
+   * chapter 8: tracing — each sync a `syncReplicaSet` span, so the pods it creates start their
+   * trace here (a course addition: upstream 1.32's controllers do not trace).
+   */
+  tracerProvider?: ComponentTracerProvider;
   /** Default 500 (kube-controller-manager has no flag for it). */
   burstReplicas?: number;
   clock?: Clock;
@@ -158,7 +165,16 @@ export class ReplicaSetController {
       this.queue.shutDown();
       return;
     }
-    await runWorkers(this.queue, workers, (key) => this.syncReplicaSet(key), signal, {
+    const tp = this.opts.tracerProvider ?? noopProvider;
+    const sync = (key: string) =>
+      startSpan(
+        tp,
+        "k8s.io/kubernetes/pkg/controller/replicaset",
+        "syncReplicaSet",
+        { "k8s.replicaset": key },
+        () => this.syncReplicaSet(key),
+      );
+    await runWorkers(this.queue, workers, sync, signal, {
       onError: (key, err) => this.opts.onError?.(key, err),
     });
   }
@@ -462,6 +478,7 @@ export async function startReplicaSetController(ctx: ControllerContext): Promise
     {
       onError: (key, err) =>
         ctx.log(`error syncing ReplicaSet ${key}: ${err instanceof Error ? err.message : String(err)}`),
+      tracerProvider: ctx.tracerProvider, // chapter 8
     },
   );
   return { done: c.run(ctx.config.concurrentReplicaSetSyncs, ctx.signal) };

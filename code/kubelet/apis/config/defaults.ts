@@ -75,6 +75,8 @@ export interface KubeletConfigurationFields {
     webhook?: { cacheAuthorizedTTLMs?: number; cacheUnauthorizedTTLMs?: number };
   };
   containerRuntimeEndpoint?: string;
+  /** chapter 8 */
+  tracing?: { endpoint?: string; samplingRatePerMillion?: number };
 }
 
 // #region kubelet-config-defaults
@@ -130,6 +132,8 @@ export function setDefaults(f: KubeletConfigurationFields): KubeletConfiguration
       "",
       "unix:///run/containerd/containerd.sock",
     ),
+    // chapter 8: a pointer upstream, not defaulted — absent stays absent (no tracing).
+    ...(f.tracing ? { tracing: { ...f.tracing } } : {}),
   };
 }
 

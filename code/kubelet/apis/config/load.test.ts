@@ -212,3 +212,17 @@ describe("parseGoDuration", () => {
     expect((parseGoDuration("soon") as Error).message).toBe('time: invalid duration "soon"');
   });
 });
+
+describe("chapter 8: the tracing field", () => {
+  it("is read as component-base's TracingConfiguration, and stays absent when not written", () => {
+    const { config, warnings } = loadKubeletConfig(
+      `${head}tracing:\n  endpoint: 127.0.0.1:4318\n  samplingRatePerMillion: 1000000\n`,
+    );
+    expect(config.tracing).toEqual({ endpoint: "127.0.0.1:4318", samplingRatePerMillion: 1000000 });
+    expect(warnings).toEqual([]);
+    expect(loadKubeletConfig(head).config.tracing).toBeUndefined();
+    expect(loadError(`${head}tracing:\n  samplingRatePerMillion: "all"\n`).message).toContain(
+      "cannot unmarshal string into Go struct field TracingConfiguration.samplingRatePerMillion of type int32",
+    );
+  });
+});

@@ -144,6 +144,11 @@ const configurationSchema: Schema = {
       },
     },
     containerRuntimeEndpoint: "string",
+    // chapter 8: component-base's TracingConfiguration.
+    tracing: {
+      struct: "TracingConfiguration",
+      fields: { endpoint: "string", samplingRatePerMillion: "int32" },
+    },
     ...Object.fromEntries(ignoredFields.map((f) => [f, "ignored" as const])),
   },
 };

@@ -24,7 +24,9 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/kubelet/config/v1beta1/types.go (KubeletConfiguration: the file's field names)
  * @chapter 07-kubelet
  */
+
 import type { Taint } from "../../../api/core.ts";
+import type { TracingConfiguration } from "../../../tracing/config.ts";
 
 export const GroupName = "kubelet.config.k8s.io";
 export const SchemeGroupVersion = `${GroupName}/v1beta1`;
@@ -92,5 +94,10 @@ export interface KubeletConfiguration {
   };
   /** --container-runtime-endpoint: the CRI socket (this course's runtimes run in process: --runtime). */
   containerRuntimeEndpoint: string;
+  /**
+   * chapter 8: `tracing` — where spans go and the sampling rate (component-base's
+   * TracingConfiguration; the KubeletTracing gate is on by default since 1.28). Absent: no tracing.
+   */
+  tracing?: TracingConfiguration;
 }
 // #endregion kubelet-configuration

@@ -9,6 +9,17 @@ describe("validateKubeletConfiguration", () => {
     expect(validateKubeletConfiguration(defaultConfiguration())).toEqual([]);
   });
 
+  it("chapter 8: checks the tracing field as component-base's ValidateTracingConfiguration", () => {
+    const c = {
+      ...defaultConfiguration(),
+      tracing: { endpoint: "unix:///otel.sock", samplingRatePerMillion: 2_000_000 },
+    };
+    expect(validateKubeletConfiguration(c)).toEqual([
+      "invalid configuration: tracing.samplingRatePerMillion: Invalid value: 2000000: sampling rate per million must be less than or equal to one million",
+      'invalid configuration: tracing.endpoint: Invalid value: "unix:///otel.sock": unsupported scheme: unix. Options are http and https (OTLP/HTTP)',
+    ]);
+  });
+
   it("reports every problem with upstream's message, in upstream's order", () => {
     const c = {
       ...defaultConfiguration(),

@@ -18,7 +18,9 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/errors/errors.go (NewAggregate: the message)
  * @chapter 07-kubelet
  */
+
 import { isValidPortNum } from "../../../api/string-validation.ts";
+import { validateTracingConfiguration } from "../../../tracing/config.ts";
 import { checkTaintValidation, goTaintString } from "./taints.ts";
 import type { KubeletConfiguration } from "./types.ts";
 
@@ -49,6 +51,8 @@ export function validateKubeletConfiguration(kc: KubeletConfiguration): string[]
     if (taint.timeAdded !== undefined) add("taint.TimeAdded is not nil");
   }
   if (kc.containerRuntimeEndpoint === "") add("the containerRuntimeEndpoint was not specified or empty");
+  // chapter 8: tracing.ValidateTracingConfiguration(kc.Tracing, …, field.NewPath("tracing")).
+  if (kc.tracing) for (const e of validateTracingConfiguration(kc.tracing, "tracing")) add(e);
   return errs;
 }
 // #endregion validate
