@@ -11,7 +11,7 @@
  * Each test works in a namespace of its own, so variants running at once never meet.
  *
  * Invariants:
- * - no chapter-8 test in the run, no cluster: the setup returns at once;
+ * - no chapter-8 test that uses it in the run (useGraderCluster), no cluster: the setup returns at once;
  * - every process is recorded in the state file (scripts/grader-cluster.ts) the moment it starts,
  *   so the grader can kill all of it even when vitest is killed and this teardown never runs;
  * - the teardown closes the cluster whether the tests passed or failed.
@@ -26,8 +26,8 @@ import type { GraderClusterInfo } from "../code/cmd/testing/grader-cluster.ts";
 import { LocalCluster } from "../code/cmd/testing/local-cluster.ts";
 import {
   type GraderClusterState,
-  needsCluster,
   stateEnv,
+  usesGraderCluster,
   writeGraderClusterState,
 } from "./grader-cluster.ts";
 import type { Variant } from "./variants.ts";
@@ -45,7 +45,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const spec = process.env.COURSE_VARIANTS;
   if (!spec) return undefined;
   const variants = JSON.parse(readFileSync(spec, "utf8")) as Variant[];
-  if (!variants.some((v) => v.tests.some(needsCluster))) return undefined;
+  if (!variants.some((v) => v.tests.some(usesGraderCluster))) return undefined;
 
   const stateFile = process.env[stateEnv];
   const state: GraderClusterState = { dir: "", pids: [], kubeletRootDirs: [] };

@@ -22,9 +22,10 @@
  * @chapter 08-cluster
  */
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { ContainerRecord } from "../code/kubelet/runtime/process-state.ts";
 import { isSameProcess, readRecords } from "../code/kubelet/runtime/process-state.ts";
+import { root } from "./course.ts";
 
 /** The chapters whose exercises are graded against the grader's live cluster. */
 export const clusterChapters = ["08-cluster"];
@@ -32,6 +33,22 @@ export const clusterChapters = ["08-cluster"];
 /** Whether a test file (relative to the repository root, or absolute) belongs to a cluster exercise. */
 export function needsCluster(testFile: string): boolean {
   return clusterChapters.some((ch) => testFile.includes(`exercises/${ch}/`));
+}
+
+/**
+ * Whether a cluster exercise's test file uses the grader's shared cluster (useGraderCluster) —
+ * 03-diagnose breaks components and starts a cluster of its own instead: a run of only such
+ * files needs no shared cluster. An unreadable file is assumed to need it.
+ */
+export function usesGraderCluster(testFile: string): boolean {
+  if (!needsCluster(testFile)) return false;
+  try {
+    return readFileSync(isAbsolute(testFile) ? testFile : join(root, testFile), "utf8").includes(
+      "useGraderCluster(",
+    );
+  } catch {
+    return true;
+  }
 }
 
 /**
