@@ -42,20 +42,32 @@ export function needsCluster(testFile: string): boolean {
  */
 export function usesGraderCluster(testFile: string): boolean {
   if (!needsCluster(testFile)) return false;
+  const known = usesShared.get(testFile);
+  if (known !== undefined) return known;
+  let uses = true;
   try {
-    return readFileSync(isAbsolute(testFile) ? testFile : join(root, testFile), "utf8").includes(
+    uses = readFileSync(isAbsolute(testFile) ? testFile : join(root, testFile), "utf8").includes(
       "useGraderCluster(",
     );
   } catch {
-    return true;
+    // unreadable: assume it does
   }
+  usesShared.set(testFile, uses);
+  return uses;
 }
+const usesShared = new Map<string, boolean>();
 
 /**
  * A cluster exercise's test file may run this long: a pod must be scheduled, started and probed
  * on a loaded machine. The cluster's own start is not counted (it happens before any file starts).
  */
 export const clusterTimeLimitMs = 300_000;
+
+/**
+ * A cluster exercise's test file that starts a cluster of its own (usesGraderCluster is false)
+ * may run this long: its cluster's start is counted, and every variant of it starts one at once.
+ */
+export const ownClusterTimeLimitMs = 600_000;
 
 /** What the setup writes as soon as each process starts: enough to kill everything from outside. */
 export interface GraderClusterState {

@@ -23,7 +23,14 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { type Exercise, listMistakes, root } from "./course.ts";
-import { clusterTimeLimitMs, needsCluster, reapGraderCluster, stateEnv } from "./grader-cluster.ts";
+import {
+  clusterTimeLimitMs,
+  needsCluster,
+  ownClusterTimeLimitMs,
+  reapGraderCluster,
+  stateEnv,
+  usesGraderCluster,
+} from "./grader-cluster.ts";
 import type { FileRecord, ProgressLine } from "./variants-reporter.ts";
 
 /** What the grader's cluster setup reports while it starts (see scripts/grader-cluster.setup.ts). */
@@ -158,10 +165,12 @@ export interface RunOptions {
 
 /**
  * The time limit of one test file: a cluster exercise's (chapter 8) is never below
- * clusterTimeLimitMs — a pod must be scheduled, started and probed on a loaded machine.
+ * clusterTimeLimitMs — a pod must be scheduled, started and probed on a loaded machine — or
+ * ownClusterTimeLimitMs for one that starts a cluster of its own (03-diagnose).
  */
 export function fileTimeLimitMs(file: string, limitMs: number): number {
-  return needsCluster(file) ? Math.max(limitMs, clusterTimeLimitMs) : limitMs;
+  if (!needsCluster(file)) return limitMs;
+  return Math.max(limitMs, usesGraderCluster(file) ? clusterTimeLimitMs : ownClusterTimeLimitMs);
 }
 
 /**
