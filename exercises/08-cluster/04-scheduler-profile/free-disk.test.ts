@@ -19,7 +19,13 @@ import { eventually, useGraderCluster } from "../../../code/cmd/testing/grader-c
 import type { ScorePlugin } from "../../../code/scheduler/framework/interface.ts";
 import type { PluginFactory } from "../../../code/scheduler/framework/runtime/registry.ts";
 import { freePort } from "../../../code/testing/ports.ts";
-import { freeDiskLabel, Name, New, schedulerConfiguration } from "./free-disk.ts";
+import {
+  freeDiskLabel,
+  Name,
+  New,
+  type SchedulerConfigurationFile,
+  schedulerConfiguration,
+} from "./free-disk.ts";
 
 const cluster = useGraderCluster("scheduler-profile", { namespacePer: "file" });
 /** Your scheduler's name in this run: the variants of a grading run each have their own. */
@@ -63,6 +69,28 @@ beforeAll(async () => {
   }
 }, 180_000);
 
+/**
+ * The grader's cluster is shared: a scheduler of yours electing on a Lease that another scheduler
+ * holds right now would wait for it — or take it, and the other would exit ("Leaderelection
+ * lost"). Such a configuration is refused before it starts, with the holder's name.
+ */
+async function refuseAHeldLock(le: SchedulerConfigurationFile["leaderElection"]): Promise<void> {
+  if (le?.leaderElect === false) return;
+  const ns = le?.resourceNamespace || "kube-system";
+  const name = le?.resourceName || "kube-scheduler";
+  const lease = await cluster.admin.coordinationV1
+    .leases(ns)
+    .get(name)
+    .catch(() => undefined);
+  const holder = lease?.spec?.holderIdentity;
+  const renewed = Date.parse(lease?.spec?.renewTime ?? "");
+  const live = renewed + (lease?.spec?.leaseDurationSeconds ?? 0) * 1000 > Date.now();
+  if (holder && live)
+    throw new Error(
+      `your scheduler would elect on Lease ${ns}/${name}, held right now by ${holder}: it would wait for it forever, or take it and stop that scheduler — a scheduler needs a lock of its own`,
+    );
+}
+
 /** Every test starts with this: your scheduler runs, or the test fails with the reason. */
 function yourSchedulerRuns(): void {
   if (startError) throw startError;
@@ -76,7 +104,9 @@ async function startYourScheduler(): Promise<void> {
   dir = mkdtempSync(join(tmpdir(), "scheduler-profile-"));
   const config = join(dir, "scheduler-config.yaml");
   // JSON is YAML: the file kube-scheduler reads is exactly what your function returned.
-  writeFileSync(config, JSON.stringify(schedulerConfiguration(schedulerName), null, 2));
+  const file = schedulerConfiguration(schedulerName);
+  writeFileSync(config, JSON.stringify(file, null, 2));
+  await refuseAHeldLock(file.leaderElection);
   metricsPort = await freePort();
   const args = [
     `--config=${config}`,
@@ -243,7 +273,7 @@ describe("your scheduler, beside the cluster's own", () => {
     const names = held.map((l) => `${l.metadata.namespace}/${l.metadata.name}`);
     expect(
       names,
-      "your scheduler holds kube-system/kube-scheduler, the default scheduler's lock: here the cluster's scheduler runs without leader election, so yours got it; in a kubeadm cluster yours would wait for it forever — or take it, and the default scheduler would stop",
+      "your scheduler holds kube-system/kube-scheduler, the default scheduler's lock: nobody held it here, so yours got it; in a kubeadm cluster (its scheduler elects) yours would wait for it forever — or take it, and the default scheduler would stop",
     ).not.toContain("kube-system/kube-scheduler");
   }, 90_000);
 });
