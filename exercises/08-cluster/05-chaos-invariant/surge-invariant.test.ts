@@ -1,9 +1,11 @@
 // Exercise 8.5: your invariant judges (a) recordings made by hand in the shapes the observers
 // record — every object as the API server serves it, each change an ADDED, MODIFIED or DELETED —
 // some that must PASS and some that must FAIL, and (b) a recording of a real rolling update in the
-// grader's live cluster, made by informers exactly as the chaos run's observers make theirs.
+// grader's live cluster, made by informers exactly as the chaos run's observers make theirs. The
+// hand-made rollouts have the pods lag behind the ReplicaSets as they do in a real one: the
+// ReplicaSet controller's deletion of an old pod and its creation of a new one race.
 import { afterAll, describe, expect, it } from "vitest";
-import type { Deployment, RollingUpdateDeployment } from "../../../code/api/apps.ts";
+import type { Deployment, ReplicaSet, RollingUpdateDeployment } from "../../../code/api/apps.ts";
 import type { Pod } from "../../../code/api/core.ts";
 import { newSharedInformerFactory, Resources } from "../../../code/client/informers/factory.ts";
 import { DeletedFinalStateUnknown } from "../../../code/client/tools/cache/delta-fifo.ts";
@@ -22,12 +24,13 @@ class Recording {
   private rv = 1000;
   private readonly pods = new Map<string, Pod>();
   private readonly deployments = new Map<string, Deployment>();
+  private readonly replicaSets = new Map<string, ReplicaSet>();
 
   private next(): number {
     this.now += 137;
     return this.now;
   }
-  private stamp<T extends Deployment | Pod>(o: T): T {
+  private stamp<T extends Deployment | ReplicaSet | Pod>(o: T): T {
     o.metadata.resourceVersion = String(++this.rv);
     return structuredClone(o);
   }
@@ -78,6 +81,56 @@ class Recording {
       annotations: { "kubectl.kubernetes.io/restartedAt": rfc3339(this.now) },
     };
     this.observations.push({ at: this.next(), type: "MODIFIED", kind: "Deployment", object: this.stamp(d) });
+    return this;
+  }
+
+  /** The deployment controller makes ReplicaSet `<app>-<hash>`, controlled by Deployment `app`. */
+  replicaSet(app: string, hash: string, replicas: number): this {
+    const d = this.deployments.get(app);
+    const rs: ReplicaSet = {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      metadata: {
+        name: `${app}-${hash}`,
+        namespace,
+        uid: `5e2a-${app}-${hash}`,
+        generation: 1,
+        creationTimestamp: rfc3339(this.now),
+        labels: { app, "pod-template-hash": hash },
+        annotations: { "deployment.kubernetes.io/desired-replicas": String(d?.spec.replicas ?? replicas) },
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            name: app,
+            uid: `0d3e-${app}`,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app, "pod-template-hash": hash } },
+        template: {
+          metadata: { labels: { app, "pod-template-hash": hash } },
+          spec: { containers: [{ name: "app", image: "course/sleeper", args: ["--term-delay=2"] }] },
+        },
+      },
+      status: { replicas: 0 },
+    };
+    this.replicaSets.set(rs.metadata.name ?? "", rs);
+    this.observations.push({ at: this.next(), type: "ADDED", kind: "ReplicaSet", object: this.stamp(rs) });
+    return this;
+  }
+
+  /** The deployment controller scales ReplicaSet `<app>-<hash>` (its spec.replicas). */
+  scale(app: string, hash: string, replicas: number): this {
+    const rs = this.replicaSets.get(`${app}-${hash}`);
+    if (!rs) throw new Error(`the recording has no ReplicaSet ${app}-${hash}`);
+    rs.spec.replicas = replicas;
+    rs.metadata.generation = (rs.metadata.generation ?? 1) + 1;
+    this.observations.push({ at: this.next(), type: "MODIFIED", kind: "ReplicaSet", object: this.stamp(rs) });
     return this;
   }
 
@@ -154,18 +207,6 @@ class Recording {
     });
   }
 
-  /** Evicted by the kubelet (node memory pressure): phase Failed, and the pod object stays. */
-  evict(name: string): this {
-    return this.change(name, (p) => {
-      p.status = {
-        phase: "Failed",
-        reason: "Evicted",
-        message: "The node was low on resource: memory.",
-        qosClass: "BestEffort",
-      } as Pod["status"];
-    });
-  }
-
   /** The kubelet confirmed the deletion: the watch says DELETED with the last state. */
   gone(name: string): this {
     const p = this.pods.get(name);
@@ -182,28 +223,33 @@ class Recording {
   }
 }
 
+const oldHash = "6c9f7d5b4";
+const newHash = "84d7c6f9b";
+const o = (id: string) => `web-${oldHash}-${id}`;
+const n = (id: string) => `web-${newHash}-${id}`;
+
+/** web: 3 replicas (default strategy) of ReplicaSet web-6c9f7d5b4, its 3 pods running. */
+const webBeforeRollout = (r: Recording) =>
+  r.deployment("web", 3).replicaSet("web", oldHash, 3).running("web", oldHash, ["a1b2c", "d3e4f", "g5h6j"]);
+
 /**
- * A rollout of `web` (3 replicas, 25% / 25%: maxSurge 1, maxUnavailable 0) as the controllers
- * make it: a new pod, Ready; only then an old one terminates, and the next new pod comes while it
- * still shuts down. At most 4 pods not terminating; 5 with the terminating ones.
+ * A rollout of web (25% / 25% of 3: maxSurge 1, maxUnavailable 0) as the controllers make it: the
+ * ReplicaSets' specs never sum over 4; the pods follow late — once, a new pod comes before the old
+ * one the scale-down meant was deleted (5 pods not terminating for a moment, as recorded in a real
+ * rollout), and old pods take their grace period to go.
  */
 function rolloutOfWeb(r: Recording): Recording {
-  const o = (id: string) => `web-6c9f7d5b4-${id}`;
-  const n = (id: string) => `web-84d7c6f9b-${id}`;
-  r.restart("web");
-  r.create("web", "84d7c6f9b", "x2kq9").run(n("x2kq9"));
-  r.terminate(o("a1b2c"));
-  r.create("web", "84d7c6f9b", "m7r4t").run(n("m7r4t"));
-  r.terminate(o("d3e4f"));
+  r.restart("web").replicaSet("web", newHash, 1); // 3 + 1
+  r.create("web", newHash, "x2kq9").run(n("x2kq9"));
+  r.scale("web", oldHash, 2).scale("web", newHash, 2); // 2 + 2
+  r.create("web", newHash, "m7r4t"); // before a1b2c's deletion: the two syncs raced
+  r.terminate(o("a1b2c")).run(n("m7r4t"));
+  r.scale("web", oldHash, 1).scale("web", newHash, 3); // 1 + 3
+  r.terminate(o("d3e4f")).create("web", newHash, "p5w8z").run(n("p5w8z"));
   r.gone(o("a1b2c"));
-  r.create("web", "84d7c6f9b", "p5w8z").run(n("p5w8z"));
-  r.terminate(o("g5h6j"));
-  r.gone(o("d3e4f"));
-  return r.gone(o("g5h6j"));
+  r.scale("web", oldHash, 0).terminate(o("g5h6j")); // 0 + 3
+  return r.gone(o("d3e4f")).gone(o("g5h6j"));
 }
-
-const webBeforeRollout = (r: Recording) =>
-  r.deployment("web", 3).running("web", "6c9f7d5b4", ["a1b2c", "d3e4f", "g5h6j"]);
 
 function judge(name: string, r: Recording | Observation[]): InvariantResult {
   const result = neverAboveMaxSurge(name, r instanceof Recording ? r.observations : r);
@@ -217,92 +263,76 @@ const explain = (r: InvariantResult) => `ok=${r.ok}, evidence: ${JSON.stringify(
 // #endregion recordings by hand
 
 describe("recordings that must PASS", () => {
-  it("a rollout at 4 pods (3 replicas + 25% rounded up), old pods still terminating beside the new ones", () => {
+  it("a rollout at 3 + 1 (25% of 3, rounded up), its pods lagging behind its ReplicaSets", () => {
     const r = judge("web", rolloutOfWeb(webBeforeRollout(new Recording())));
     expect(
       r.ok,
-      `a rollout that never ran more than 4 pods not terminating must PASS (terminating pods do not count; 25% of 3 is 1 extra pod, rounded up): ${explain(r)}`,
+      `the ReplicaSets never asked for more than 4 pods (25% of 3 is 1 extra, rounded up) — the pods are late, not over the limit: must PASS: ${explain(r)}`,
     ).toBe(true);
     expect(r.evidence).toEqual([]);
   });
 
-  it("maxSurge as a percentage: 50% of 3 replicas is 2 extra pods, so 5 at once is allowed", () => {
+  it("maxSurge as a percentage: 50% of 3 replicas is 2 extra pods, so 3 + 2 is allowed", () => {
     const rec = new Recording()
       .deployment("web", 3, { maxSurge: "50%", maxUnavailable: 0 })
-      .running("web", "6c9f7d5b4", ["a1b2c", "d3e4f", "g5h6j"])
+      .replicaSet("web", oldHash, 3)
+      .running("web", oldHash, ["a1b2c", "d3e4f", "g5h6j"])
       .restart("web")
-      .running("web", "84d7c6f9b", ["x2kq9", "m7r4t"])
-      .terminate("web-6c9f7d5b4-a1b2c")
-      .terminate("web-6c9f7d5b4-d3e4f")
-      .running("web", "84d7c6f9b", ["p5w8z"])
-      .terminate("web-6c9f7d5b4-g5h6j");
+      .replicaSet("web", newHash, 2)
+      .running("web", newHash, ["x2kq9", "m7r4t"])
+      .scale("web", oldHash, 1)
+      .terminate(o("a1b2c"))
+      .terminate(o("d3e4f"))
+      .scale("web", newHash, 3)
+      .running("web", newHash, ["p5w8z"])
+      .scale("web", oldHash, 0)
+      .terminate(o("g5h6j"));
     const r = judge("web", rec);
-    expect(r.ok, `5 pods with maxSurge 50% of 3 (= 2, rounded up) must PASS: ${explain(r)}`).toBe(true);
+    expect(r.ok, `5 with maxSurge 50% of 3 (= 2, rounded up) must PASS: ${explain(r)}`).toBe(true);
   });
 
   it("maxSurge as a number: 4 replicas + 2", () => {
     const rec = new Recording()
       .deployment("web", 4, { maxSurge: 2, maxUnavailable: 0 })
-      .running("web", "6c9f7d5b4", ["a1b2c", "d3e4f", "g5h6j", "k7l8m"])
+      .replicaSet("web", oldHash, 4)
       .restart("web")
-      .running("web", "84d7c6f9b", ["x2kq9", "m7r4t"])
-      .terminate("web-6c9f7d5b4-a1b2c")
-      .terminate("web-6c9f7d5b4-d3e4f")
-      .running("web", "84d7c6f9b", ["p5w8z", "q9s2v"])
-      .terminate("web-6c9f7d5b4-g5h6j")
-      .terminate("web-6c9f7d5b4-k7l8m");
+      .replicaSet("web", newHash, 2)
+      .scale("web", oldHash, 2)
+      .scale("web", newHash, 4)
+      .scale("web", oldHash, 0);
     const r = judge("web", rec);
-    expect(r.ok, `6 pods with replicas 4 + maxSurge 2 must PASS: ${explain(r)}`).toBe(true);
+    expect(r.ok, `4 + 2 asked for with replicas 4 and maxSurge 2 must PASS: ${explain(r)}`).toBe(true);
   });
 
-  it("another Deployment's pods in the same namespace are not web's", () => {
-    const rec = new Recording().deployment("api", 3).running("api", "7b8c9d6f5", ["r1", "r2", "r3"]);
-    webBeforeRollout(rec);
-    const r = judge("web", rolloutOfWeb(rec));
-    expect(r.ok, `api's 3 pods must not count against web (its selector is app=web): ${explain(r)}`).toBe(
-      true,
-    );
-  });
-
-  it("an evicted pod (phase Failed) no longer counts: its replacement does", () => {
-    const rec = webBeforeRollout(new Recording())
-      .evict("web-6c9f7d5b4-a1b2c")
-      .running("web", "6c9f7d5b4", ["n4v6b"])
-      .restart("web")
-      .running("web", "84d7c6f9b", ["x2kq9"])
-      .terminate("web-6c9f7d5b4-d3e4f")
-      .running("web", "84d7c6f9b", ["m7r4t"])
-      .terminate("web-6c9f7d5b4-g5h6j")
-      .running("web", "84d7c6f9b", ["p5w8z"])
-      .terminate("web-6c9f7d5b4-n4v6b");
-    const r = judge("web", rec);
+  it("another Deployment's ReplicaSet in the same namespace is not web's", () => {
+    const rec = new Recording().deployment("api", 3).replicaSet("api", "7b8c9d6f5", 3);
+    const r = judge("web", rolloutOfWeb(webBeforeRollout(rec)));
     expect(
       r.ok,
-      `an evicted pod stays as an object but is not active (IsPodActive: phase Failed); with it, 5 — without, 4: ${explain(r)}`,
+      `api's ReplicaSet (controlled by api, not web) must not count against web: ${explain(r)}`,
     ).toBe(true);
   });
 });
 
 describe("recordings that must FAIL", () => {
-  it("a fifth pod not terminating with maxSurge 25% of 3", () => {
+  it("the new ReplicaSet scaled to 2 while the old one still has 3 (25% of 3)", () => {
     const rec = webBeforeRollout(new Recording())
       .restart("web")
-      .running("web", "84d7c6f9b", ["x2kq9"])
-      // The next new pod before any old one was deleted: 3 old + 2 new.
-      .running("web", "84d7c6f9b", ["m7r4t"]);
+      .replicaSet("web", newHash, 1)
+      .scale("web", newHash, 2);
     const r = judge("web", rec);
-    expect(r.ok, `5 pods not terminating, limit 3 + 1: must FAIL: ${explain(r)}`).toBe(false);
+    expect(r.ok, `3 + 2 asked for, limit 3 + 1: must FAIL: ${explain(r)}`).toBe(false);
     expect(r.evidence.length, "a FAIL carries at least one evidence line").toBeGreaterThan(0);
   });
 
-  it("7 pods with 4 replicas + maxSurge 2", () => {
+  it("4 + 3 with 4 replicas and maxSurge 2", () => {
     const rec = new Recording()
       .deployment("web", 4, { maxSurge: 2, maxUnavailable: 0 })
-      .running("web", "6c9f7d5b4", ["a1b2c", "d3e4f", "g5h6j", "k7l8m"])
+      .replicaSet("web", oldHash, 4)
       .restart("web")
-      .running("web", "84d7c6f9b", ["x2kq9", "m7r4t", "p5w8z"]);
+      .replicaSet("web", newHash, 3);
     const r = judge("web", rec);
-    expect(r.ok, `7 pods, limit 4 + 2: must FAIL: ${explain(r)}`).toBe(false);
+    expect(r.ok, `7 asked for, limit 4 + 2: must FAIL: ${explain(r)}`).toBe(false);
     expect(r.evidence.length).toBeGreaterThan(0);
   });
 
@@ -313,18 +343,19 @@ describe("recordings that must FAIL", () => {
   });
 
   it("a recording without the Deployment (only another one's)", () => {
-    const rec = new Recording().deployment("api", 3).running("api", "7b8c9d6f5", ["r1", "r2", "r3"]);
+    const rec = new Recording().deployment("api", 3).replicaSet("api", "7b8c9d6f5", 3);
     const r = judge("web", rec);
     expect(r.ok, `web was never observed: must FAIL: ${explain(r)}`).toBe(false);
     expect(r.evidence.length).toBeGreaterThan(0);
   });
 
-  it("the Deployment without any of its pods (the observer's pod watch saw nothing)", () => {
+  it("the Deployment without any of its ReplicaSets (the observer's ReplicaSet watch saw nothing)", () => {
     const rec = new Recording().deployment("web", 3).restart("web");
     const r = judge("web", rec);
-    expect(r.ok, `a Deployment of 3 replicas and no pod seen proves nothing: must FAIL: ${explain(r)}`).toBe(
-      false,
-    );
+    expect(
+      r.ok,
+      `a Deployment of 3 replicas and no ReplicaSet seen proves nothing: must FAIL: ${explain(r)}`,
+    ).toBe(false);
     expect(r.evidence.length).toBeGreaterThan(0);
   });
 });
@@ -341,11 +372,12 @@ describe("a rolling update recorded in the grader's live cluster", () => {
     const factory = newSharedInformerFactory(cluster.admin, 0, { namespace: ns });
     const unwrap = <T>(o: T | DeletedFinalStateUnknown<T>) =>
       o instanceof DeletedFinalStateUnknown ? o.obj : o;
-    const record = (kind: "Pod" | "Deployment", type: Observation["type"], obj: unknown) => {
+    const record = (kind: Observation["kind"], type: Observation["type"], obj: unknown) => {
       recorded.push({ at: Date.now(), type, kind, object: structuredClone(obj) } as Observation);
     };
     for (const [kind, gvr] of [
       ["Pod", Resources.pods],
+      ["ReplicaSet", Resources.replicaSets],
       ["Deployment", Resources.deployments],
     ] as const) {
       factory.informerFor(gvr).addEventHandler({
@@ -402,15 +434,15 @@ describe("a rolling update recorded in the grader's live cluster", () => {
     await factory.shutdown();
 
     // The test's own precondition, not your answer: the recording holds a rollout.
-    const hashes = new Set(
-      recorded.filter((o) => o.kind === "Pod").map((o) => o.object.metadata.labels?.["pod-template-hash"]),
+    const replicaSets = new Set(
+      recorded.filter((o) => o.kind === "ReplicaSet").map((o) => o.object.metadata.name),
     );
-    expect(hashes.size, "the recording holds pods of two ReplicaSets").toBe(2);
+    expect(replicaSets.size, "the recording holds two ReplicaSets").toBe(2);
 
     const r = judge("web", recorded);
     expect(
       r.ok,
-      `the cluster's rollout kept to 3 + 1 pods not terminating (old ones took 2 s to stop), so your invariant must PASS it: ${explain(r)}`,
+      `the cluster's deployment controller kept its ReplicaSets to 3 + 1 pods, so your invariant must PASS its rollout: ${explain(r)}`,
     ).toBe(true);
   }, 280_000);
 
@@ -425,7 +457,7 @@ describe("a rolling update recorded in the grader's live cluster", () => {
     const r = judge("web", told);
     expect(
       r.ok,
-      `the real rollout had 4 pods not terminating at once (the new pod Ready before an old one went); with maxSurge 0 that is over the limit of 3: must FAIL: ${explain(r)}`,
+      `the real rollout asked for 3 + 1 pods at once (the new ReplicaSet at 1 before the old one scaled down); with maxSurge 0 that is over the limit of 3: must FAIL: ${explain(r)}`,
     ).toBe(false);
   });
 });
