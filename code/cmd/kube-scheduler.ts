@@ -29,6 +29,9 @@
  *   tracing): the API server's TracingConfiguration file; each attempt is a `scheduleOne` span
  *   (its extension points as events) and each binding a `bindingCycle` span, the parent of the
  *   API server's binding request.
+ * - chapter 8: `newSchedulerCommand(withPlugin(name, factory))` builds the same command with
+ *   out-of-tree plugins, as upstream's app.NewSchedulerCommand(app.WithPlugin(…)) — the seam a
+ *   scheduler of one's own (kubernetes-sigs/scheduler-plugins) is built on.
  *
  * Leader election (chapter 6), as upstream's Run:
  * - the informers start and sync before the election, so a follower's caches are warm when it
@@ -50,7 +53,7 @@
  * still be in flight; we release only after the loop and the bindings have finished. We also log
  * the identity, which upstream only shows in the `LeaderElection` events on the Lease.
  *
- * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/server.go (NewSchedulerCommand, runCommand, Run, Setup, newHealthEndpointsAndMetricsHandler)
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/server.go (NewSchedulerCommand, runCommand, Run, Setup, newHealthEndpointsAndMetricsHandler, Option, WithPlugin)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (Options, Flags, ApplyTo, Config)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/deprecated.go (--kube-api-qps, --kube-api-burst)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (ApplyLeaderElectionTo, makeLeaderElectionConfig)
@@ -77,6 +80,7 @@ import {
   loadConfigFromFile,
 } from "../scheduler/apis/config/load.ts";
 import { validateKubeSchedulerConfiguration } from "../scheduler/apis/config/validation.ts";
+import type { PluginFactory, Registry } from "../scheduler/framework/runtime/registry.ts";
 import { type KubeScheduler, newScheduler, type SchedulerConfiguration } from "../scheduler/scheduler.ts";
 import type { TracingConfiguration } from "../tracing/config.ts";
 import { newProvider } from "../tracing/provider.ts";
@@ -138,6 +142,8 @@ interface SchedulerCommandOptions {
   explain: boolean;
   /** chapter 8: tracing (course flag). */
   tracing?: TracingConfiguration;
+  /** chapter 8: plugins of an out-of-tree build (newSchedulerCommand(withPlugin(…))). */
+  outOfTreeRegistry?: Registry;
 }
 
 // #region wiring
@@ -207,6 +213,7 @@ const kubeScheduler = command({
         tracerProvider,
         config: opts.config,
         explain: opts.explain,
+        outOfTreeRegistry: opts.outOfTreeRegistry,
         log,
         onError: (e) => log(`E "${e.message}"`),
       });
@@ -388,6 +395,37 @@ function reply(res: ServerResponse, code: number, text: string): void {
 /** klog.FlushAndExit: our stderr is a pipe or a file, written synchronously, so nothing is lost. */
 const exitProcess = (code: number): never => process.exit(code);
 // #endregion serving
+
+// #region out-of-tree
+/** One change to the out-of-tree registry (upstream's app.Option); throws as upstream's returns an error. */
+export type Option = (registry: Registry) => void;
+
+/** WithPlugin: a plugin this build knows by `name`, as if it were in tree (upstream's app.WithPlugin). */
+export function withPlugin(name: string, factory: PluginFactory): Option {
+  return (registry) => {
+    if (registry.has(name)) throw new Error(`a plugin named ${name} already exists`);
+    registry.set(name, factory);
+  };
+}
+
+/**
+ * NewSchedulerCommand: kube-scheduler with out-of-tree plugins — how a scheduler of one's own is
+ * built (kubernetes-sigs/scheduler-plugins' cmd/scheduler/main.go:
+ * `app.NewSchedulerCommand(app.WithPlugin(name, New), …)`). Its configuration names the plugins
+ * like the in-tree ones; a name already in tree is refused when the scheduler is built.
+ */
+export function newSchedulerCommand(...registryOptions: Option[]): typeof kubeScheduler {
+  const outOfTreeRegistry: Registry = new Map();
+  for (const option of registryOptions) option(outOfTreeRegistry);
+  return {
+    ...kubeScheduler,
+    options(f, given) {
+      const o = kubeScheduler.options(f, given);
+      return o instanceof FlagError ? o : { ...o, outOfTreeRegistry };
+    },
+  };
+}
+// #endregion out-of-tree
 
 /** Reads kube-scheduler's flags from argv (without the program name). */
 export const parseSchedulerFlags = (argv: string[]) => parseCommand(kubeScheduler, argv);

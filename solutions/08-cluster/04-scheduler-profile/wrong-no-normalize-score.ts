@@ -1,0 +1,67 @@
+// Mistake: the raw score is the free disk in GB, and there is no NormalizeScore ("the biggest
+// number wins anyway"). The framework takes a Score plugin's scores as 0–100 and refuses anything
+// else after normalizing: 480 is "an invalid score", the cycle ends in an Error, and every pod of
+// this scheduler stays Pending with a FailedScheduling event saying so.
+import type { Pod } from "../../../code/api/core.ts";
+import type { CycleState } from "../../../code/scheduler/framework/cycle-state.ts";
+import type { ScoreExtensions, ScorePlugin } from "../../../code/scheduler/framework/interface.ts";
+import type { NodeInfo } from "../../../code/scheduler/framework/node-info.ts";
+import type { ExtensionPoint, PluginFactory } from "../../../code/scheduler/framework/runtime/registry.ts";
+import type { Status } from "../../../code/scheduler/framework/status.ts";
+
+export const Name = "FreeDisk";
+export const freeDiskLabel = "course.dev/free-disk-gb";
+
+class FreeDisk implements ScorePlugin {
+  name(): string {
+    return Name;
+  }
+
+  /** The raw score: the node's free disk in GB; 0 for a node that does not say. */
+  score(_state: CycleState, _pod: Pod, nodeInfo: NodeInfo): [number, Status | undefined] {
+    const gb = Number(nodeInfo.node()?.metadata.labels?.[freeDiskLabel] ?? 0);
+    return [Number.isFinite(gb) && gb > 0 ? Math.trunc(gb) : 0, undefined];
+  }
+
+  scoreExtensions(): ScoreExtensions | undefined {
+    return undefined;
+  }
+}
+
+export const New: PluginFactory = () => new FreeDisk();
+
+export interface SchedulerConfigurationFile {
+  apiVersion: "kubescheduler.config.k8s.io/v1";
+  kind: "KubeSchedulerConfiguration";
+  leaderElection?: {
+    leaderElect?: boolean;
+    resourceNamespace?: string;
+    resourceName?: string;
+  };
+  profiles?: {
+    schedulerName?: string;
+    plugins?: Partial<
+      Record<
+        ExtensionPoint | "multiPoint",
+        { enabled?: { name: string; weight?: number }[]; disabled?: { name: string }[] }
+      >
+    >;
+    pluginConfig?: { name: string; args: unknown }[];
+  }[];
+}
+
+export function schedulerConfiguration(schedulerName: string): SchedulerConfigurationFile {
+  return {
+    apiVersion: "kubescheduler.config.k8s.io/v1",
+    kind: "KubeSchedulerConfiguration",
+    // Two replicas of this scheduler may run: one leads. Its lock is its own, never the
+    // default scheduler's kube-system/kube-scheduler.
+    leaderElection: { leaderElect: true, resourceNamespace: "kube-system", resourceName: schedulerName },
+    profiles: [
+      {
+        schedulerName,
+        plugins: { score: { enabled: [{ name: Name, weight: 2 }] } },
+      },
+    ],
+  };
+}
