@@ -301,7 +301,7 @@ async function main(): Promise<number> {
       [
         "Lease taken → the pod bound",
         scheduled.at - takeover.at,
-        "the new leader's informers sync, then one scheduling cycle",
+        "its informers synced while it stood by: one scheduling cycle",
       ],
       [
         "pod bound → Ready",
