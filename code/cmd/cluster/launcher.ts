@@ -341,6 +341,7 @@ export class ClusterLauncher {
       `--name-prefix=${hollowNodePrefix}`,
       `--kubeconfig-dir=${join(this.dir, "pki")}`,
       `--root-dir=${join(this.dir, "kubemark")}`,
+      ...this.tracingArgs(),
     ]);
     await this.waitForLog("kubemark", `hollow nodes started: ${n}`);
   }

@@ -2,9 +2,9 @@
  * Tracing wiring — what `npm run cluster` does so that a pod's life can be read back across its
  * processes: one span collector (code/tracing/collector.ts) writing `<dir>/traces.jsonl`, the
  * control plane given `--tracing-config-file=<dir>/tracing.yaml` (the API server's
- * TracingConfiguration file, which this course's scheduler and controller-manager read too), and
- * every kubelet given `--config=<dir>/kubelet-config.yaml`, a KubeletConfiguration holding only
- * its `tracing` field. No upstream counterpart as code: upstream clusters run an OpenTelemetry
+ * TracingConfiguration file, which this course's scheduler, controller-manager and kubemark read
+ * too), and every kubelet given `--config=<dir>/kubelet-config.yaml`, a KubeletConfiguration
+ * holding only its `tracing` field. No upstream counterpart as code: upstream clusters run an OpenTelemetry
  * Collector (its own Deployment or host process) and point the components at it with these same
  * two settings.
  *
