@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { extractors, num, part, sections } from "./bench-figures.ts";
+import { densitySaturationSeconds, extractors, num, part, sections } from "./bench-figures.ts";
 import {
   type BenchEntry,
   benchmarkOrder,
@@ -54,9 +54,8 @@ describe("reading a benchmark's JSON", () => {
 });
 
 describe("the figures of each benchmark", () => {
-  it("has figures defined for every benchmark `all` runs but the cluster's (charted once it is measured)", () => {
-    for (const name of benchmarkOrder.filter((n) => n !== "cluster"))
-      expect(extractors[name], name).toBeDefined();
+  it("has figures defined for every benchmark `all` runs", () => {
+    for (const name of benchmarkOrder) expect(extractors[name], name).toBeDefined();
   });
 
   it("puts ours beside etcd's figure from the same run", () => {
@@ -103,6 +102,118 @@ describe("the figures of each benchmark", () => {
         reference: { label: "upstream scheduler_perf threshold", value: 270 },
       },
     ]);
+  });
+
+  // The shape code/cmd/testing/cluster.bench.ts prints with --json (only the fields charted, and a
+  // few it also prints), its numbers made up for the test.
+  const summary = (p50: number, p90: number, p99: number) => ({ n: 100, p50, p90, p99, max: p99 + 1 });
+  const startup = (pods: number, notRunning: number, s: ReturnType<typeof summary>) => ({
+    pods,
+    rate: 50,
+    createSeconds: 2,
+    notRunning,
+    allRunningSeconds: 3,
+    startup: s,
+    cpuSeconds: { "kube-apiserver": 1 },
+  });
+  const clusterResult = (o: { notReady?: number; notRunning?: number; memory?: boolean } = {}) => ({
+    sloP99Ms: 5000,
+    upstreamMemoryMiB: { "kube-apiserver": 4000, "kube-scheduler": 750 },
+    etcd: "ours (code/cmd/etcd.ts, in memory)",
+    latency: {
+      nodes: 100,
+      loadBefore: [1, 1, 1],
+      loadAfter: [2, 2, 2],
+      small: startup(100, 0, summary(410, 620, 900)),
+      large: startup(3000, o.notRunning ?? 0, summary(1500, 2600, 6100)),
+      scaleUp: {
+        replicas: 1000,
+        notReady: o.notReady ?? 0,
+        allPodsReadySeconds: o.notReady ? null : 41.5,
+        deploymentReadySeconds: o.notReady ? null : 42.3,
+        scaleToPodCreated: summary(1, 2, 3),
+        podCreatedToReady: summary(700, 1800, 2400),
+        scaleToPodReady: summary(1, 2, 3),
+        cpuSeconds: {},
+      },
+      kubemarkExit: 0,
+      pids: {},
+    },
+    ...(o.memory === false
+      ? {}
+      : {
+          memory: {
+            nodes: 1000,
+            pods: 30000,
+            withPods: {
+              "kube-apiserver": { rssMiB: 1210, peakMiB: 1400 },
+              etcd: { rssMiB: 300, peakMiB: 310 },
+              "kube-scheduler": { rssMiB: 260, peakMiB: 280 },
+            },
+            withoutPods: {},
+          },
+        }),
+  });
+
+  it("charts the cluster's pod startup against the SLO, the scale-up against density's bound, memory against its limits", () => {
+    const [s] = sections([entry("cluster", [clusterResult()])]);
+    expect(s.figures.map((f) => [f.label, f.unit, f.ours, f.reference.label, f.reference.value])).toEqual([
+      ["pod startup p50, 100 pods on 100 hollow nodes", "ms", 410, "upstream SLO: p99 ≤ 5 s", 5000],
+      ["pod startup p90, 100 pods on 100 hollow nodes", "ms", 620, "upstream SLO: p99 ≤ 5 s", 5000],
+      ["pod startup p99, 100 pods on 100 hollow nodes", "ms", 900, "upstream SLO: p99 ≤ 5 s", 5000],
+      ["pod startup p50, 3000 pods on 100 hollow nodes", "ms", 1500, "upstream SLO: p99 ≤ 5 s", 5000],
+      ["pod startup p90, 3000 pods on 100 hollow nodes", "ms", 2600, "upstream SLO: p99 ≤ 5 s", 5000],
+      ["pod startup p99, 3000 pods on 100 hollow nodes", "ms", 6100, "upstream SLO: p99 ≤ 5 s", 5000],
+      [
+        "Deployment scale-up 0 → 1000: every pod Ready",
+        "s",
+        41.5,
+        "density test's bound: max(2 min, pods ÷ 8/s)",
+        125,
+      ],
+      ["Deployment scale-up 0 → 1000: pod created → Ready p99", "ms", 2400, "upstream SLO: p99 ≤ 5 s", 5000],
+      [
+        "kube-apiserver resident memory, 1000 nodes / 30000 pods",
+        "MiB",
+        1210,
+        "density.go's kubemark limit (≤ 1,000 nodes)",
+        4000,
+      ],
+      [
+        "kube-scheduler resident memory, 1000 nodes / 30000 pods",
+        "MiB",
+        260,
+        "density.go's kubemark limit (≤ 1,000 nodes)",
+        750,
+      ],
+    ]);
+    expect(s.figures.every((f) => f.better === "lower")).toBe(true);
+  });
+
+  it("says when a cluster run gave up (lower bounds), and charts only the parts it ran", () => {
+    const [s] = sections([entry("cluster", [clusterResult({ notReady: 7, notRunning: 3, memory: false })])]);
+    const labels = s.figures.map((f) => f.label);
+    expect(labels).toContain("pod startup p99, 3000 pods on 100 hollow nodes, 3 never Running: lower bound");
+    expect(labels).toContain(
+      "Deployment scale-up 0 → 1000: pod created → Ready p99 (7 never Ready: lower bound)",
+    );
+    expect(labels.some((l) => l.includes("every pod Ready"))).toBe(false);
+    expect(labels.some((l) => l.includes("memory"))).toBe(false);
+  });
+
+  it("names the field when the cluster's JSON lacks one it charts", () => {
+    const r = clusterResult();
+    const withPods = (r as { memory: { withPods: Record<string, unknown> } }).memory.withPods;
+    delete withPods["kube-scheduler"];
+    expect(() => sections([entry("cluster", [r])])).toThrow(
+      'results of "cluster": no number at memory.withPods.kube-scheduler.rssMiB',
+    );
+  });
+
+  it("bounds a saturation run as density.go did: two minutes, or 8 pods a second for more pods", () => {
+    expect(densitySaturationSeconds(100)).toBe(120);
+    expect(densitySaturationSeconds(960)).toBe(120);
+    expect(densitySaturationSeconds(3000)).toBe(375);
   });
 
   it("refuses a results entry no figures are defined for", () => {

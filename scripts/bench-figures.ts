@@ -226,7 +226,93 @@ export const extractors: Record<string, Extract> = {
       ...processStart(start, n),
     ];
   },
+  cluster: (all, n) => clusterFigures(part("cluster", all, "upstreamMemoryMiB"), n),
 };
+
+// #region cluster-figures
+/**
+ * test/e2e/scalability/density.go (gone from kubernetes/kubernetes since; ClusterLoader2 took its
+ * place): all pods of a saturation run Running within max(MinSaturationThreshold = 2 min,
+ * pods ÷ MinPodsPerSecondThroughput = 8 pods/s).
+ */
+export function densitySaturationSeconds(pods: number): number {
+  return Math.max(120, Math.floor(pods / 8));
+}
+
+/**
+ * code/cmd/testing/cluster.bench.ts's JSON: pod startup (p50, p90, p99 at its small and large pod
+ * counts) against the SLO it printed (sig-scalability's pod_startup_latency.md: p99 ≤ 5 s for
+ * stateless pods, image pulls excluded); the Deployment scale-up against density's saturation
+ * bound and, per pod, against the same SLO; resident memory of each component that upstream
+ * gives a limit for (the limits it printed, density.go's kubemark constraints). A part the run
+ * did not measure (`--only`) has no figures; one that gave up says so in its labels (its
+ * figures are lower bounds).
+ */
+function clusterFigures(r: Record<string, unknown>, n: (value: unknown, path: string) => number): Figure[] {
+  const figures: Figure[] = [];
+  const slo = n(r, "sloP99Ms");
+  const sloLabel = `upstream SLO: p99 ≤ ${slo / 1000} s`;
+  const has = (path: string) => {
+    let at: unknown = r;
+    for (const k of path.split(".")) at = (at as Record<string, unknown> | undefined)?.[k];
+    return at !== undefined && at !== null;
+  };
+  for (const size of ["small", "large"]) {
+    if (!has(`latency.${size}`)) continue;
+    const at = `latency.${size}`;
+    const short =
+      n(r, `${at}.notRunning`) > 0 ? `, ${n(r, `${at}.notRunning`)} never Running: lower bound` : "";
+    const where = `${n(r, `${at}.pods`)} pods on ${n(r, "latency.nodes")} hollow nodes${short}`;
+    for (const q of ["p50", "p90", "p99"])
+      figures.push(
+        fig(`pod startup ${q}, ${where}`, "ms", "lower", n(r, `${at}.startup.${q}`), sloLabel, slo),
+      );
+  }
+  if (has("latency.scaleUp")) {
+    const replicas = n(r, "latency.scaleUp.replicas");
+    const notReady = n(r, "latency.scaleUp.notReady");
+    const name = `Deployment scale-up 0 → ${replicas}`;
+    if (notReady === 0)
+      figures.push(
+        fig(
+          `${name}: every pod Ready`,
+          "s",
+          "lower",
+          n(r, "latency.scaleUp.allPodsReadySeconds"),
+          "density test's bound: max(2 min, pods ÷ 8/s)",
+          densitySaturationSeconds(replicas),
+        ),
+      );
+    const short = notReady > 0 ? ` (${notReady} never Ready: lower bound)` : "";
+    figures.push(
+      fig(
+        `${name}: pod created → Ready p99${short}`,
+        "ms",
+        "lower",
+        n(r, "latency.scaleUp.podCreatedToReady.p99"),
+        sloLabel,
+        slo,
+      ),
+    );
+  }
+  if (has("memory")) {
+    const limits = (r.upstreamMemoryMiB ?? {}) as Record<string, unknown>;
+    const shape = `${n(r, "memory.nodes")} nodes / ${n(r, "memory.pods")} pods`;
+    for (const name of Object.keys(limits))
+      figures.push(
+        fig(
+          `${name} resident memory, ${shape}`,
+          "MiB",
+          "lower",
+          n(r, `memory.withPods.${name}.rssMiB`),
+          "density.go's kubemark limit (≤ 1,000 nodes)",
+          n(r, `upstreamMemoryMiB.${name}`),
+        ),
+      );
+  }
+  return figures;
+}
+// #endregion cluster-figures
 
 function processStart(r: unknown, n: (value: unknown, path: string) => number): Figure[] {
   return [

@@ -2,7 +2,8 @@
  * The site theme: VitePress's default theme plus a "see the code" footer on every page, the
  * `<UpstreamBox chapter="…"/>` component chapter pages use for their "Upstream" section, the
  * `<CourseMap/>` of which chapters exist and which are coming (see ../course-plan.ts), and the
- * `<MermaidDiagram>` every ```` ```mermaid ```` block becomes (see ../diagrams.ts).
+ * `<MermaidDiagram>` every ```` ```mermaid ```` block becomes (see ../diagrams.ts), and the
+ * performance page's `<BenchFigures bench="…"/>` charts (see ../../docs/performance.data.ts).
  *
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
@@ -10,6 +11,7 @@
 import type { Theme } from "vitepress";
 import DefaultTheme from "vitepress/theme";
 import { h } from "vue";
+import BenchFigures from "./BenchFigures.vue";
 import CourseMap from "./CourseMap.vue";
 import MermaidDiagram from "./MermaidDiagram.vue";
 import SeeTheCode from "./SeeTheCode.vue";
@@ -24,5 +26,6 @@ export default {
     app.component("CourseMap", CourseMap);
     // mermaid itself is loaded by ../mermaid-runtime.ts the first time a diagram draws.
     app.component("MermaidDiagram", MermaidDiagram);
+    app.component("BenchFigures", BenchFigures);
   },
 } satisfies Theme;

@@ -2,8 +2,11 @@
  * `npm run cluster` as a learner runs it, every subcommand its own process: `start` (with `--ha`:
  * two schedulers and two controller-managers electing leaders) prints the KUBECONFIG line and a
  * line per component and waits for the node; the real kubectl works with that KUBECONFIG; a
- * second terminal's `status` sees it all, a second `start` is refused; a pod's container runs;
- * `stop` from a third process leaves no process behind (containers included). A second cluster:
+ * second terminal's `status` sees it all, a second `start` is refused; a pod's life is traced
+ * across the processes — the span file holds the API server's, the scheduler's and the kubelet's
+ * spans of it in the order of its life, the binding's traceparent crossing from the scheduler to
+ * the API server — and `trace <pod>` prints it; a pod's container runs; `stop` from a third
+ * process leaves no process behind (containers included). A second cluster (`--tracing=false`):
  * a component killed is reported, SIGINT on the supervisor stops everything, `down` removes the
  * directory.
  * The ClusterLauncher as chaos drives it, on a control plane without nodes: SIGSTOP/SIGCONT,
@@ -14,6 +17,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,8 +26,10 @@ import { newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
 import { type ContainerRecord, isSameProcess, readRecords } from "../kubelet/runtime/process-state.ts";
 import { waitFor } from "../testing/wait-for.ts";
+import type { SpanRecord } from "../tracing/collector.ts";
 import { ClusterLauncher } from "./cluster/launcher.ts";
 import { type ClusterState, type ComponentState, killRecorded, readState } from "./cluster/state.ts";
+import { formatTimeline, gatherPodSpans, milestones, parseSpans } from "./cluster/trace.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
 
 const clusterFile = new URL("./cluster.ts", import.meta.url).pathname;
@@ -114,6 +120,11 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
       expect(out).toMatch(new RegExp(`^${c.name} +pid ${c.pid} +port ${c.port} +logs/${c.name}\\.log$`, "m"));
       expect(existsSync(c.log)).toBe(true);
     }
+    // The span collector runs in the supervisor, and cluster.json says where its spans go.
+    expect(state?.traces).toBe(join(dir, "traces.jsonl"));
+    expect(out).toMatch(
+      new RegExp(`^span collector +pid ${state?.supervisorPid} +port \\d+ +traces\\.jsonl$`, "m"),
+    );
     expect(out).toMatch(/^waiting for nodes: [01]\/1 Ready \(\d+ s\)$/m);
     expect(out).toMatch(/^cluster ready in \d+ s: 1 node Ready/m);
     expect(state?.supervisorPid).toBe(supervisor!.child.pid);
@@ -165,6 +176,9 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
     for (const c of state!.components)
       expect(r.stdout).toMatch(new RegExp(`^${c.name} +running +${c.pid} `, "m"));
     expect(r.stdout).toMatch(/^node-1 +True$/m);
+    expect(r.stdout).toContain(
+      `traces ${join(dir, "traces.jsonl")}   (a pod's life: npm run cluster -- trace <pod>)\n`,
+    );
   });
 
   it("refuses a second start on the same directory, in one line that says how to stop the first", async () => {
@@ -175,6 +189,103 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
     );
     expect(readState(dir)?.supervisorPid).toBe(state!.supervisorPid);
   });
+
+  it("traces a pod's life across the API server, the scheduler and the kubelet, and `trace <pod>` prints it", async () => {
+    const admin = newForConfig(buildConfigFromFlags("", state!.kubeconfig, {}));
+    let uid = "";
+    try {
+      const created = await admin.coreV1.pods("default").create({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "traced" },
+        spec: {
+          containers: [
+            {
+              name: "web",
+              image: "course/web:1.0",
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { httpGet: { path: "/readyz", port: 8080 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      });
+      uid = created.metadata.uid ?? "";
+      await waitFor(
+        "pod traced Ready",
+        async () =>
+          (await admin.coreV1.pods("default").get("traced")).status?.conditions?.some(
+            (c) => c.type === "Ready" && c.status === "True",
+          ) ?? false,
+        180_000,
+      );
+    } finally {
+      admin.closeIdleConnections();
+    }
+    // Spans reach the file a second or so after they end (each component's batch processor).
+    const mine = await waitFor(
+      "the pod's spans from every component, through Ready",
+      async () => {
+        const got = gatherPodSpans(parseSpans(await readFile(state!.traces!, "utf8").catch(() => "")), uid);
+        const m = milestones(got);
+        const started = got.some((s) => s.name === "runtime.v1.RuntimeService/StartContainer");
+        return m.created && m.scheduled && m.ready && started ? got : undefined;
+      },
+      120_000,
+    );
+    const attr = (s: SpanRecord, k: string) => s.attributes[k];
+    expect([...new Set(mine.map((s) => s.service))]).toEqual(
+      expect.arrayContaining(["apiserver", "kube-scheduler", "kubelet"]),
+    );
+    for (const s of mine.filter((x) => attr(x, "k8s.pod.uid") !== undefined))
+      expect(attr(s, "k8s.pod.uid")).toBe(uid);
+    const first = (pred: (s: SpanRecord) => boolean, what: string) => {
+      const found = mine.find(pred);
+      if (!found) throw new Error(`no ${what} span among:\n${formatTimeline(mine).join("\n")}`);
+      return found;
+    };
+    const create = first((s) => s.name === "Create etcd3", "storage create");
+    const schedule = first((s) => s.name === "scheduleOne", "scheduleOne");
+    const bindingCycle = first((s) => s.name === "bindingCycle", "bindingCycle");
+    const bindRequest = first((s) => attr(s, "k8s.subresource") === "binding", "binding request");
+    const sync = first((s) => s.name === "syncPod" && s.service === "kubelet", "kubelet syncPod");
+    const start = first((s) => s.name === "runtime.v1.RuntimeService/StartContainer", "StartContainer");
+    const readySpan = first(
+      (s) => s.name === "statusManager.syncPod" && attr(s, "k8s.pod.ready") === true,
+      "Ready status",
+    );
+    // The binding request is the API server's span, child of the scheduler's: one trace, two processes.
+    expect(bindRequest.service).toBe("apiserver");
+    expect(bindRequest.traceId).toBe(bindingCycle.traceId);
+    expect(bindRequest.parentSpanId).toBe(bindingCycle.spanId);
+    // The container was started from inside the kubelet's sync.
+    expect(start.traceId).toBe(sync.traceId);
+    // The life, in order (clocks of one machine). Cause before effect, span START against start:
+    // the watch can deliver a write before the writer's span has ended (the API server still
+    // answering its client), so a quick scheduler may begin before the create span ends.
+    expect(create.startMs).toBeLessThanOrEqual(schedule.startMs);
+    expect(schedule.startMs).toBeLessThanOrEqual(bindRequest.startMs);
+    expect(bindRequest.startMs).toBeLessThanOrEqual(sync.startMs);
+    expect(sync.startMs).toBeLessThanOrEqual(start.startMs);
+    expect(start.endMs).toBeLessThanOrEqual(readySpan.startMs);
+    // The watch delivered the pod to the scheduler and to the kubelet of its node.
+    const watchers = new Set(
+      mine.filter((s) => s.name.startsWith("watch ")).map((s) => attr(s, "k8s.watcher")),
+    );
+    expect(watchers).toContain("system:kube-scheduler");
+    expect(watchers).toContain("system:node:node-1");
+
+    // What a learner types: the timeline from cluster.json's `traces`, every component on it.
+    const r = await subcommand(["trace", "traced", "--dir", dir]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(
+      new RegExp(`^pod default/traced \\(uid ${uid}\\): \\d+ spans from [3-9] components`, "m"),
+    );
+    for (const service of ["apiserver", "kube-scheduler", "kubelet"])
+      expect(r.stdout).toMatch(new RegExp(`^ *\\+[\\d.]+ +${service} +\\S`, "m"));
+    expect(r.stdout).toMatch(
+      /^created → scheduled \+[\d.]+ms → running \+[\d.]+ms → ready \+[\d.]+ms \(total [\d.]+ms\)$/m,
+    );
+  }, 420_000);
 
   it("stops from a third process, leaving no component and no container running", async () => {
     const admin = newForConfig(buildConfigFromFlags("", state!.kubeconfig, {}));
@@ -218,6 +329,7 @@ describeWithTools("npm run cluster, stopped by Ctrl-C", ["kubectl"], () => {
       dir,
       "--nodes",
       "1",
+      "--tracing=false",
       ...(hasKubemark ? ["--fake-nodes", "3"] : []),
     ]);
     try {
@@ -251,6 +363,12 @@ describeWithTools("npm run cluster, stopped by Ctrl-C", ["kubectl"], () => {
     expect(supervisor!.stderr()).toContain("it stays down (the last lines of logs/kube-scheduler.log):\n  ");
     const r = await subcommand(["status", "--dir", dir]);
     expect(r.stdout).toMatch(new RegExp(`^kube-scheduler +exited +${scheduler.pid} `, "m"));
+    // --tracing=false: no collector, no span file, no tracing flag given to any component.
+    expect(r.stdout).toContain("traces: none (started with --tracing=false)\n");
+    expect(state?.traces).toBeUndefined();
+    expect(existsSync(join(dir, "traces.jsonl"))).toBe(false);
+    for (const c of state!.components)
+      expect(c.args.join(" ")).not.toMatch(/--tracing-config-file|--config=/);
   });
 
   it("stops everything on SIGINT, removes cluster.json, keeps the logs; down removes the directory", async () => {

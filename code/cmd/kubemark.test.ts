@@ -2,16 +2,22 @@
  * kubemark's proofs: the command refuses a bad command line with one line and the fix; and, as
  * its own process beside a cluster of separate processes (etcd, kube-apiserver, the
  * controller-manager, the scheduler), it hosts 20 hollow nodes that register with their own
- * identities and go Ready, a Deployment's pods are scheduled onto them and reach Running, and
- * SIGTERM stops them all with exit 0, leaving nothing behind.
+ * identities and go Ready, a Deployment's pods are scheduled onto them and reach Running — the
+ * hollow kubelets tracing them to the cluster's collector (`--tracing-config-file`, chapter 8) —
+ * and SIGTERM stops them all with exit 0, leaving nothing behind.
  */
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Deployment } from "../api/apps.ts";
 import type { Node } from "../api/core.ts";
 import { waitFor } from "../testing/wait-for.ts";
+import { type Collector, startCollector } from "../tracing/collector.ts";
 import { FlagError } from "./cli/flag.ts";
+import { parseSpans } from "./cluster/trace.ts";
 import { parseKubemarkFlags } from "./kubemark.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
 import { LocalCluster } from "./testing/local-cluster.ts";
@@ -97,9 +103,15 @@ describe("kubemark hosting hollow nodes in a cluster of processes", () => {
   let cluster: LocalCluster;
   let kubemark: CommandProcess;
   let rootDir: string;
+  // chapter 8: the cluster's spans, the hollow kubelets' among them.
+  const spansDir = mkdtempSync(join(tmpdir(), "kubemark-spans-"));
+  const spansFile = join(spansDir, "spans.jsonl");
+  let collector: Collector | undefined;
 
   beforeAll(async () => {
+    collector = await startCollector({ file: spansFile });
     cluster = await LocalCluster.start({
+      tracing: { endpoint: collector.endpoint },
       nodes: [],
       spareNodes: names,
       etcdProcess: true,
@@ -115,12 +127,16 @@ describe("kubemark hosting hollow nodes in a cluster of processes", () => {
       `--kubeconfig-dir=${join(cluster.dir, "pki")}`,
       `--root-dir=${rootDir}`,
       "--batch-size=8",
+      // The file LocalCluster wrote for its control plane (its `tracing` option).
+      `--tracing-config-file=${join(cluster.dir, "tracing-config.yaml")}`,
     ]);
   }, 300_000);
 
   afterAll(async () => {
     kubemark?.kill();
     await cluster?.close();
+    await collector?.close();
+    rmSync(spansDir, { recursive: true, force: true });
   }, 120_000);
 
   const logs = () =>
@@ -183,6 +199,21 @@ describe("kubemark hosting hollow nodes in a cluster of processes", () => {
     });
     const used = new Set(pods.map((p) => p.spec?.nodeName));
     for (const n of used) expect(names).toContain(n);
+    // Each hollow kubelet traced its pods as a kubelet does (the spans arrive a second or so later).
+    const uids = new Set(pods.map((p) => p.metadata.uid));
+    const synced = await waitFor(
+      "the hollow kubelets' syncPod spans of every pod",
+      async () => {
+        const spans = parseSpans(await readFile(spansFile, "utf8").catch(() => ""));
+        const got = spans.filter(
+          (s) =>
+            s.service === "kubelet" && s.name === "syncPod" && uids.has(String(s.attributes["k8s.pod.uid"])),
+        );
+        return new Set(got.map((s) => s.attributes["k8s.pod.uid"])).size === replicas ? got : undefined;
+      },
+      120_000,
+    );
+    expect(synced.length).toBeGreaterThanOrEqual(replicas);
     // The scheduler spreads 40 pods over 20 empty nodes (LeastAllocated, PodTopologySpread).
     expect(used.size).toBeGreaterThan(1);
     await waitFor(

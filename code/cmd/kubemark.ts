@@ -17,7 +17,10 @@
  * - a thousand start in reasonable time: `--batch-size` of them are started together, the next
  *   batch when those have started (registering continues in the background);
  * - SIGTERM or SIGINT stops every hollow node (its loops, Lease, watches), also in the middle of
- *   starting, and exits 0; a bad flag is one line and exit 2 (cli/run.ts).
+ *   starting, and exits 0; a bad flag is one line and exit 2 (cli/run.ts);
+ * - chapter 8: `--tracing-config-file` (a COURSE FLAG) traces every hollow kubelet as a kubelet
+ *   traces (service.name `kubelet`, host.name its node), all through one exporter and one batch
+ *   processor (tracing/provider.ts's newSharedProviders), flushed after the last node stopped.
  *
  * Invariants:
  * - node i gets its own node IP and pod CIDR (`addresses`: 10.0.x.y and 10.<100+…>.x.0/24): no
@@ -45,6 +48,7 @@ import { machineInfoFromCapacity } from "../kubelet/nodestatus/setters.ts";
 import { FakeImageService } from "../kubelet/runtime/fake-image-service.ts";
 import { FakeRuntimeService } from "../kubelet/runtime/fake-runtime-service.ts";
 import { catalog } from "../kubelet/runtime/images/catalog.ts";
+import { type ComponentTracerProvider, newSharedProviders } from "../tracing/provider.ts";
 import type { FlagError } from "./cli/flag.ts";
 import {
   type HollowNode,
@@ -73,6 +77,7 @@ async function startHollowKubelet(
   node: HollowNode,
   index: number,
   log: (line: string) => void,
+  tracerProvider: ComponentTracerProvider,
 ): Promise<MainKubelet> {
   const images = new FakeImageService();
   for (const img of catalog)
@@ -98,6 +103,7 @@ async function startHollowKubelet(
     nodeIP,
     podCIDR,
     nodeLabels: o.nodeLabels,
+    tracerProvider, // chapter 8: host.name the node, as a kubelet's
     // A thousand kubelets' info lines would drown the log: errors only, with the node's name.
     log: (line) => {
       if (line.startsWith("E ")) log(`${line} node="${node.name}"`);
@@ -136,12 +142,21 @@ const kubemark = command({
       () => log(`… hollow nodes: started ${started.length}/${total}, registered ${registered()}/${total}`),
       progressEveryMs,
     );
-    const stopAll = () => Promise.all(started.splice(0).map((k) => k.stop().catch(() => {})));
+    // chapter 8: one exporter for every hollow kubelet; flushed after the last one stopped.
+    const tracing = newSharedProviders(o.tracing, "kubelet");
+    const stopAll = async () => {
+      await Promise.all(started.splice(0).map((k) => k.stop().catch(() => {})));
+      await tracing.shutdown().catch(() => {});
+    };
     // Batches in the background: `run` hands us the signal even while nodes are still starting.
     const starting = (async () => {
       for (let i = 0; i < total && !stopping; i += o.batchSize) {
         const batch = o.nodes.slice(i, i + o.batchSize);
-        const mains = await Promise.allSettled(batch.map((n, j) => startHollowKubelet(o, n, i + j, log)));
+        const mains = await Promise.allSettled(
+          batch.map((n, j) =>
+            startHollowKubelet(o, n, i + j, log, tracing.forResource({ "host.name": n.name })),
+          ),
+        );
         for (const m of mains) if (m.status === "fulfilled") started.push(m.value);
         const bad = mains.find((m) => m.status === "rejected");
         if (bad) throw (bad as PromiseRejectedResult).reason;

@@ -84,3 +84,37 @@ export function newProvider(
   return { provider, recording: true, shutdown: () => provider.shutdown() };
 }
 // #endregion new-provider
+
+/**
+ * Many components of one kind in one process — kubemark's hollow kubelets: one exporter and one
+ * batch processor shared by all, and a provider per component for its own resource (the
+ * kubelet's host.name: its node), so a thousand hollow nodes make one export a second, not a
+ * thousand. The components' providers do not flush on their own: `shutdown()` does, once, after
+ * every component stopped. Upstream has no counterpart (a hollow node is a process of its own).
+ */
+export function newSharedProviders(
+  config: TracingConfiguration | undefined,
+  serviceName: string,
+): { forResource(resource: Record<string, string>): ComponentTracerProvider; shutdown(): Promise<void> } {
+  if (!config) return { forResource: () => noopProvider, shutdown: async () => {} };
+  const rate = config.samplingRatePerMillion ?? 0;
+  const root = rate > 0 ? new TraceIdRatioBasedSampler(rate / 1_000_000) : new AlwaysOffSampler();
+  const processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: exportURL(config.endpoint) }), {
+    scheduledDelayMillis: 1000,
+  });
+  if (!contextManagerSet) {
+    contextManagerSet = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  }
+  return {
+    forResource: (resource) => ({
+      provider: new BasicTracerProvider({
+        resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName, ...resource }),
+        sampler: new ParentBasedSampler({ root }),
+        spanProcessors: [processor],
+      }),
+      recording: true,
+      shutdown: async () => {},
+    }),
+    shutdown: () => processor.shutdown(),
+  };
+}

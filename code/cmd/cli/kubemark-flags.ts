@@ -21,8 +21,8 @@
  *
  * What upstream does differently: hollow_node.go runs ONE hollow node per process (`--name`,
  * `--kubeconfig`), and its kubemark cluster runs thousands of such pods; `--count`,
- * `--name-prefix`, `--kubeconfig-dir`, `--root-dir`, `--fake-capacity` and `--batch-size` are the
- * course's (each says so in --help). Upstream's `--max-pods` and `--extended-resources` become
+ * `--name-prefix`, `--kubeconfig-dir`, `--root-dir`, `--fake-capacity`, `--batch-size` and
+ * (chapter 8) `--tracing-config-file` are the course's (each says so in --help). Upstream's `--max-pods` and `--extended-resources` become
  * `--fake-capacity`; `--morph=proxy` (the hollow kube-proxy) is not built here; the kubelet and
  * read-only ports are not served (a hollow node has no kubelet server: no logs or exec).
  *
@@ -35,9 +35,11 @@ import { join, resolve } from "node:path";
 import type { ResourceList } from "../../api/core.ts";
 import { parseQuantity } from "../../api/quantity.ts";
 import { isDNS1123Subdomain } from "../../api/string-validation.ts";
+import type { TracingConfiguration } from "../../tracing/config.ts";
 import { type Flag, FlagError, FlagValueError, type FlagValues, intFlag, stringFlag } from "./flag.ts";
 import { validateNodeLabels } from "./kubelet-flags.ts";
 import { configurationMapFlag, int32Flag, mapFlag } from "./pflag-values.ts";
+import { readTracingConfigFlag, tracingConfigFileFlag } from "./tracing-flags.ts";
 
 const command = "kubemark";
 
@@ -107,6 +109,9 @@ export const kubemarkFlags = {
     50,
     { min: 1, hint: "use a positive integer, e.g. --batch-size=50" },
   ),
+  // chapter 8: the hollow kubelets' spans, the file the control plane reads (a kubelet's own
+  // tracing is its KubeletConfiguration's `tracing` field; kubemark takes no kubelet config).
+  "tracing-config-file": tracingConfigFileFlag(true),
 };
 // #endregion kubemark-flags
 
@@ -127,6 +132,8 @@ export interface KubemarkOptions {
   qps: number;
   burst: number;
   batchSize: number;
+  /** chapter 8: every hollow kubelet's spans (`--tracing-config-file`); absent: none. */
+  tracing?: TracingConfiguration;
 }
 
 // #region kubemark-options
@@ -196,8 +203,11 @@ export function kubemarkOptionsFromFlags(
     return fail(
       "--kube-api-qps must not be 0 (a negative value means no limit) and --kube-api-burst not negative",
     );
+  const tracing = readTracingConfigFlag(command, f["tracing-config-file"]);
+  if (tracing instanceof FlagError) return tracing;
   return {
     morph: "kubelet",
+    tracing,
     nodes,
     capacity,
     nodeLabels: f["node-labels"],

@@ -31,7 +31,13 @@ describe("cluster start flags", () => {
       etcdMembers: 1,
       ha: 1,
       viewPort: 8090,
+      tracing: true,
     });
+  });
+
+  it("trace every component by default; --tracing=false turns it off", () => {
+    expect(options(["--tracing=false"]).tracing).toBe(false);
+    expect(options(["--tracing"]).tracing).toBe(true);
   });
 
   it("read --ha alone as two of each, --ha=3 as three, --ha=false as one", () => {

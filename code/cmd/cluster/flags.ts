@@ -8,7 +8,7 @@
  *
  * Solves:
  * - `--nodes 3`, `--fake-nodes 1000`, `--ha` (2 of each) or `--ha=3`, `--etcd=real`,
- *   `--etcd-members=3` and `--dir` read the same way for every subcommand;
+ *   `--etcd-members=3`, `--tracing=false` and `--dir` read the same way for every subcommand;
  * - a combination the cluster cannot run is refused before anything starts: our etcd has no
  *   peer protocol, so three members need the real etcd (`--etcd=real --etcd-members=3`).
  *
@@ -18,6 +18,7 @@
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  boolFlag,
   type Flag,
   FlagError,
   type FlagSet,
@@ -74,6 +75,10 @@ export const startFlags = {
   ha: haFlag(
     "run kube-scheduler and kube-controller-manager with leader election: --ha is 2 of each, --ha=3 three",
   ),
+  tracing: boolFlag(
+    "record every component's spans (every trace) in <dir>/traces.jsonl, for `npm run cluster -- trace <pod>`; --tracing=false: none",
+    true,
+  ),
   "view-port": intFlag(
     "the live cluster view's port on 127.0.0.1 (0: any free port; busy: another is taken)",
     8090,
@@ -98,6 +103,8 @@ export interface StartOptions {
   ha: number;
   /** The live cluster view's port (code/cmd/cluster/view/); 0: any free port. */
   viewPort: number;
+  /** A span collector and every component tracing to it (tracing-wiring.ts). */
+  tracing: boolean;
 }
 
 /** What a subcommand's command line asks for: its options, `--help`'s text, or the one-line error. */
@@ -144,6 +151,7 @@ export function parseStartFlags(argv: string[]): Parsed<StartOptions> {
       etcdMembers: f["etcd-members"],
       ha: f.ha,
       viewPort: f["view-port"],
+      tracing: f.tracing,
     },
   };
 }

@@ -24,7 +24,10 @@
  *   `auditPolicy` (`<dir>/audit.log`: `audit()`) and `processTokens` (a token per scheduler and
  *   controller-manager process, restarts included); `leaderIdentity` reads the identity a process
  *   logged. The wiring is component-wiring.ts's (shared with the tests' LocalCluster), the
- *   etcd and API server flags component-flags.ts's, the checks before a start preflight.ts's.
+ *   etcd and API server flags component-flags.ts's, the checks before a start preflight.ts's,
+ *   how one process is spawned, logged and waited for component-process.ts's;
+ * - `tracing` (on for `npm run cluster`, off unless asked for elsewhere): a span collector in
+ *   this process and every component pointed at it (tracing-wiring.ts), closed after they stop.
  *
  * Invariants:
  * - `stop()` leaves nothing running, whatever the state: components (SIGCONT for a stopped one,
@@ -42,36 +45,31 @@
  * @upstream kubernetes/kubernetes test/kubemark/start-kubemark.sh (hollow nodes in their own processes)
  * @chapter 08-cluster
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
-import { processStartToken } from "../../kubelet/runtime/process-state.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
 import { PKIError } from "../../pki/errors.ts";
 import { freePort } from "../../testing/ports.ts";
 import { apiServerArgs, etcdArgs, node, realEtcdArgs } from "./component-flags.ts";
+import { isRunning, type Running, sleep, spawnComponent, waitForLog } from "./component-process.ts";
 import { ComponentWiring, leaderIdentityIn, readAuditLog } from "./component-wiring.ts";
 import type { StartOptions } from "./flags.ts";
 import { repoRoot } from "./flags.ts";
 import { LaunchError, preflight, tail, which } from "./preflight.ts";
 import { type ComponentKind, type ComponentState, containerProcesses, signal } from "./state.ts";
+import { ClusterTracing } from "./tracing-wiring.ts";
 
 export { LaunchError, preflight, tail, which };
 
 // The view is the supervisor's (start.ts), not a component: the launcher has no use for its port.
-export interface ClusterOptions extends Omit<StartOptions, "viewPort"> {
+export interface ClusterOptions extends Omit<StartOptions, "viewPort" | "tracing"> {
+  /** Every component's spans to a collector in this process, `<dir>/traces.jsonl` (default: off). */
+  tracing?: boolean;
+  /** The collector listens (before any component starts): the span file and its endpoint. */
+  onTracing?: (file: string, endpoint: string) => void;
   /** A component started (or restarted): its state as recorded. */
   onComponent?: (c: ComponentState) => void;
   /** A component exited that nobody asked to stop (stop() and restart() do not count). */
@@ -89,16 +87,6 @@ export interface ClusterOptions extends Omit<StartOptions, "viewPort"> {
   processTokens?: boolean;
 }
 
-interface Running {
-  state: ComponentState;
-  child: ChildProcess;
-  exited: Promise<void>;
-  /** Set before a stop or restart kills it: its exit is expected. */
-  expected: boolean;
-  /** The log's size when this incarnation started (logs are appended across restarts). */
-  logFrom: number;
-}
-
 /** Hollow node names follow kubemark's contract: `<prefix><i>`, i from 0. */
 export const hollowNodePrefix = "hollow-node-";
 
@@ -114,6 +102,8 @@ export class ClusterLauncher {
   private readonly wiring: ComponentWiring;
   /** Writes a process's kubeconfig again before a restart. */
   private readonly kubeconfigs = new Map<string, () => string>();
+  /** The span collector and the components' tracing flags (`tracing`). */
+  private tracing?: ClusterTracing;
 
   constructor(readonly options: ClusterOptions) {
     this.wiring = new ComponentWiring(options.dir, options);
@@ -154,6 +144,11 @@ export class ClusterLauncher {
     return this.stopping;
   }
 
+  /** The span file (`<dir>/traces.jsonl`) once the collector runs; undefined without tracing. */
+  get traces(): string | undefined {
+    return this.tracing?.file;
+  }
+
   /** Every component now, in start order. */
   components(): ComponentState[] {
     return [...this.running.values()].map((r) => r.state);
@@ -168,6 +163,10 @@ export class ClusterLauncher {
     const etcdBinary = o.etcd === "real" ? which("etcd") : undefined;
     mkdirSync(join(this.dir, "logs"), { recursive: true });
     await this.writePKI();
+    if (o.tracing) {
+      this.tracing = await ClusterTracing.start(this.dir);
+      o.onTracing?.(this.tracing.file, this.tracing.endpoint);
+    }
     const etcdURLs = await this.startEtcd(etcdBinary);
     this.checkStopping();
     await this.startAPIServer(etcdURLs);
@@ -247,10 +246,16 @@ export class ClusterLauncher {
     this.spawn("kube-apiserver", "kube-apiserver", port, [
       ...apiServerArgs(this.pkiLayout!, port, etcdURLs),
       ...this.wiring.apiServerArgs(this.options.auditPolicy),
+      ...this.tracingArgs(),
     ]);
     await this.waitForLog("kube-apiserver", "Serving securely on");
   }
   // #endregion apiserver
+
+  /** The control plane's `--tracing-config-file`, when the cluster traces. */
+  private tracingArgs(): string[] {
+    return this.tracing?.controlPlaneArgs() ?? [];
+  }
 
   get auditLog(): string {
     return this.wiring.auditLog;
@@ -282,6 +287,7 @@ export class ClusterLauncher {
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       `--leader-elect=${this.options.ha > 1}`,
+      ...this.tracingArgs(),
     ]);
     // Its ready line: the controllers started, or (a candidate) waiting to lead.
     return { ready: this.waitForLog(name, this.options.ha > 1 ? "Waiting to lead" : " controller(s): ") };
@@ -297,6 +303,7 @@ export class ClusterLauncher {
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       `--leader-elect=${this.options.ha > 1}`,
+      ...this.tracingArgs(),
     ]);
     return { ready: this.waitForLog(name, '"Caches are synced"') };
   }
@@ -316,6 +323,7 @@ export class ClusterLauncher {
       `--port=${port}`,
       `--pod-cidr=10.244.${i}.0/24`,
       "--runtime=process",
+      ...(this.tracing?.kubeletArgs() ?? []),
       // N kubelets on one machine: no fixed healthz or read-only port.
       "--healthz-port=0",
       "--read-only-port=0",
@@ -333,64 +341,28 @@ export class ClusterLauncher {
       `--name-prefix=${hollowNodePrefix}`,
       `--kubeconfig-dir=${join(this.dir, "pki")}`,
       `--root-dir=${join(this.dir, "kubemark")}`,
+      ...this.tracingArgs(),
     ]);
     await this.waitForLog("kubemark", `hollow nodes started: ${n}`);
   }
 
   // #region spawn
-  /** Starts one component detached (its own process group), stdout and stderr appended to its log. */
+  /** Starts one component detached (component-process.ts), recorded under its name. */
   private spawn(name: string, kind: ComponentKind, port: number | undefined, argv: string[]): ComponentState {
     this.checkStopping();
     const log = join(this.dir, "logs", `${name}.log`);
-    const logFrom = fileSize(log);
-    const fd = openSync(log, "a");
-    const [program, ...args] = argv;
-    let child: ChildProcess;
-    try {
-      child = spawn(program, args, { cwd: repoRoot, detached: true, stdio: ["ignore", fd, fd] });
-    } finally {
-      closeSync(fd);
-    }
-    if (child.pid === undefined) throw new LaunchError(`${name}: could not start ${program}`);
-    const state: ComponentState = {
-      name,
-      kind,
-      pid: child.pid,
-      startToken: processStartToken(child.pid),
-      port,
-      log,
-      args: argv,
-    };
-    const r: Running = { state, child, expected: false, exited: Promise.resolve(), logFrom };
-    r.exited = new Promise((resolve) =>
-      child.once("exit", (code, sig) => {
-        resolve();
-        if (!r.expected && !this.stopping) this.options.onExit?.(state, code, sig);
-      }),
-    );
-    child.once("error", () => {}); // spawn errors surface as the exit above
+    const r = spawnComponent({ name, kind, port, argv, log, cwd: repoRoot }, (state, code, sig) => {
+      if (!this.stopping) this.options.onExit?.(state, code, sig);
+    });
     this.running.set(name, r);
-    this.options.onComponent?.(state);
-    return state;
+    this.options.onComponent?.(r.state);
+    return r.state;
   }
 
   /** Waits until the component's log (since its start) has `text`; fails at once if it exits. */
-  private async waitForLog(name: string, text: string): Promise<void> {
-    const r = this.running.get(name)!;
-    const from = r.logFrom;
-    const deadline = Date.now() + (this.options.readyTimeoutMs ?? 300_000);
-    for (;;) {
-      const content = readFileSync(r.state.log).subarray(from).toString("utf8");
-      if (content.includes(text)) return;
-      if (r.child.exitCode !== null || r.child.signalCode !== null)
-        throw new LaunchError(
-          `${name} exited (${r.child.exitCode ?? r.child.signalCode}) before it was ready; see ${r.state.log}:\n${tail(r.state.log, 10)}`,
-        );
-      if (this.stopping) throw new LaunchError("stopped while starting");
-      if (Date.now() > deadline)
-        throw new LaunchError(`${name} not ready in time (no "${text}" in ${r.state.log})`);
-      await sleep(100);
-    }
+  private waitForLog(name: string, text: string): Promise<void> {
+    const timeoutMs = this.options.readyTimeoutMs ?? 300_000;
+    return waitForLog(this.running.get(name)!, text, { timeoutMs, stopping: () => this.stopping });
   }
   // #endregion spawn
 
@@ -398,7 +370,7 @@ export class ClusterLauncher {
   kill(name: string, sig: NodeJS.Signals = "SIGKILL"): boolean {
     const r = this.running.get(name);
     if (!r) throw new Error(`no component ${name}`);
-    if (r.child.exitCode !== null || r.child.signalCode !== null) return false;
+    if (!isRunning(r)) return false;
     return signal(r.state.pid, sig);
   }
 
@@ -416,7 +388,7 @@ export class ClusterLauncher {
   async restart(name: string): Promise<ComponentState> {
     const r = this.running.get(name);
     if (!r) throw new Error(`no component ${name}`);
-    if (r.child.exitCode === null && r.child.signalCode === null) {
+    if (isRunning(r)) {
       r.expected = true;
       signal(r.state.pid, "SIGKILL");
       signal(r.state.pid, "SIGCONT");
@@ -495,14 +467,14 @@ export class ClusterLauncher {
     const all = [...this.running.values()];
     for (const r of all) {
       r.expected = true;
-      if (r.child.exitCode !== null || r.child.signalCode !== null) continue;
+      if (!isRunning(r)) continue;
       signal(r.state.pid, "SIGCONT");
       signal(r.state.pid, "SIGTERM");
     }
     const exited = Promise.all(all.map((r) => r.exited));
     await Promise.race([exited, sleep(graceMs)]);
     for (const r of all) {
-      if (r.child.exitCode !== null || r.child.signalCode !== null) continue;
+      if (!isRunning(r)) continue;
       signal(-r.state.pid, "SIGKILL");
       signal(r.state.pid, "SIGKILL");
     }
@@ -510,17 +482,9 @@ export class ClusterLauncher {
     // Containers outlive their kubelet on purpose (a restarted kubelet adopts them): kill them here.
     for (const c of containerProcesses(this.kubeletRootDirs)) signal(-c.pid, "SIGKILL");
     await this.wiring.stop();
+    // Last: every component has flushed its spans on SIGTERM (a killed one lost its last batch).
+    await this.tracing?.close();
     this.admin?.closeIdleConnections();
   }
   // #endregion stop
 }
-
-function fileSize(file: string): number {
-  try {
-    return statSync(file).size;
-  } catch {
-    return 0;
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

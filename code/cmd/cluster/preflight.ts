@@ -35,7 +35,7 @@ export function which(name: string): string | undefined {
 }
 
 /** What would stop the cluster from starting, known before anything starts (a missing program). */
-export function preflight(o: Omit<StartOptions, "viewPort">): LaunchError | undefined {
+export function preflight(o: Omit<StartOptions, "viewPort" | "tracing">): LaunchError | undefined {
   if (o.fakeNodes > 0 && !existsSync(cmdFile("kubemark")))
     return new LaunchError(
       "--fake-nodes needs code/cmd/kubemark.ts (chapter 8's kubemark), which this checkout does not have",

@@ -7,7 +7,8 @@
  *
  * Solves:
  * - a learner copies one line (`export KUBECONFIG=…`) and drives the cluster with the real
- *   kubectl; each component's pid, port and log file are printed as it starts;
+ *   kubectl; each component's pid, port and log file are printed as it starts, and the span
+ *   collector's line (it runs in this process: tracing-wiring.ts says why) before them;
  * - a second supervisor on the same directory refuses in one line (state.ts holds the lock); a
  *   stale state file from a supervisor that was killed is reported and its processes killed;
  * - a component that dies while the cluster runs is reported at once (which, its exit code, the
@@ -131,6 +132,14 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
       writeState(state);
       io.out(`export KUBECONFIG=${kubeconfig}`);
     },
+    onTracing(file, endpoint) {
+      state.traces = file;
+      writeState(state);
+      const port = new URL(endpoint).port;
+      io.out(
+        `${"span collector".padEnd(26)} pid ${String(process.pid).padEnd(8)} port ${port.padEnd(6)} ${relative(o.dir, file)}`,
+      );
+    },
     onComponent(c) {
       save();
       io.out(componentLine(o.dir, c));
@@ -202,6 +211,7 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
     io.out("  kubectl get nodes");
     io.out("  kubectl create deployment web --image=course/web:1.0 --replicas=3 && kubectl get pods -o wide");
     io.out("  npm run cluster -- status   (from another terminal)");
+    if (state.traces) io.out("  npm run cluster -- trace <pod>   (a pod's life across the components)");
     if (view) io.out(`  open ${view.url}   (the live cluster view)`);
     io.out("Stop it with Ctrl-C here, or `npm run cluster -- stop` from another terminal.");
 

@@ -73,7 +73,9 @@ export interface ClusterState {
   components: ComponentState[];
   /** Where the process runtime keeps its container records. */
   kubeletRootDirs: string[];
+  /** The live view's URL. */
   view?: string;
+  /** The span file the cluster's collector writes (absent: the cluster does not trace). */
   traces?: string;
 }
 // #endregion cluster-state

@@ -1,7 +1,8 @@
 /**
- * `npm run cluster -- status` — from another terminal: the cluster in the directory, each
- * component running or not (its recorded pid still the same process), its port and log, and the
- * nodes with their Ready condition as the API server reports them (admin kubeconfig).
+ * `npm run cluster -- status` — from another terminal: the cluster in the directory, where its
+ * spans go (cluster.json's `traces`) and its live view, each component running or not (its
+ * recorded pid still the same process), its port and log, and the nodes with their Ready
+ * condition as the API server reports them (admin kubeconfig).
  * No upstream counterpart: `kind get clusters` / `kubectl get nodes` and `kubectl get
  * --raw /readyz` together answer the same questions for a real cluster.
  *
@@ -41,6 +42,12 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
       : `cluster in ${dir}: its supervisor (pid ${state.supervisorPid}) is gone; clean up with \`npm run cluster -- stop\``,
   );
   io.out(`server ${state.server}   export KUBECONFIG=${state.kubeconfig}`);
+  io.out(
+    state.traces
+      ? `traces ${state.traces}   (a pod's life: npm run cluster -- trace <pod>)`
+      : "traces: none (started with --tracing=false)",
+  );
+  if (state.view) io.out(`view ${state.view}`);
   io.out("");
   io.out(`${"COMPONENT".padEnd(26)} ${"STATUS".padEnd(8)} ${"PID".padEnd(8)} ${"PORT".padEnd(6)} LOG`);
   for (const c of state.components)
