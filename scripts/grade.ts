@@ -36,7 +36,7 @@ import {
   listExercises,
   root,
 } from "./course.ts";
-import { clusterChapters, clusterTimeLimitMs } from "./grader-cluster.ts";
+import { clusterChapters, clusterTimeLimitMs, ownClusterTimeLimitMs } from "./grader-cluster.ts";
 import { hintsSeen } from "./hint.ts";
 import {
   type ClusterProgress,
@@ -522,7 +522,9 @@ async function main(): Promise<number> {
     dim(
       `grading ${selected.length} exercise(s) in ${targetName(args.target)}/ (time limit ${seconds(timeLimitMs)} each${
         selected.some((e) => clusterChapters.includes(e.chapter))
-          ? `, ${seconds(Math.max(timeLimitMs, clusterTimeLimitMs))} for those on the cluster`
+          ? `, ${seconds(Math.max(timeLimitMs, clusterTimeLimitMs))} for those on the grader's cluster, ${seconds(
+              Math.max(timeLimitMs, ownClusterTimeLimitMs),
+            )} for one that starts its own`
           : ""
       }) …`,
     ),
