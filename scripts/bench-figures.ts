@@ -82,7 +82,7 @@ const optionalPart = (results: unknown[], key: string) =>
 export const extractors: Record<string, Extract> = {
   store: (all, n) => {
     const r = part("store", all, "targets");
-    const etcd = "etcd v3.5, same machine, same run";
+    const etcd = "the real etcd, same machine, same run";
     const t = (i: number, path: string) => n(r, `targets[${i}].${path}`);
     return [
       fig("puts, 1 client", "puts/s", "higher", t(0, "puts1.putsPerSec"), etcd, t(1, "puts1.putsPerSec")),
@@ -117,7 +117,7 @@ export const extractors: Record<string, Extract> = {
         "pods/s",
         "higher",
         n(r, "results.cache.creates.one.podsPerSec"),
-        "the same API server over etcd v3.5",
+        "the same API server over the real etcd",
         n(r, "results.etcd.creates.one.podsPerSec"),
       ),
       ...secured.map((s) =>

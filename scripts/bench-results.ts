@@ -50,6 +50,8 @@ export interface Machine {
   memoryGiB: number;
   os: string;
   node: string;
+  /** `etcd --version`'s version, when the real etcd is on PATH: the store and API server compare with it. */
+  etcd?: string;
 }
 
 export interface BenchEntry {
@@ -81,7 +83,21 @@ export function thisMachine(): Machine {
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     os: `${platform()} ${release()}`,
     node: process.version,
+    etcd: etcdVersion(),
   };
+}
+
+/** "3.4.23" from `etcd --version` ("etcd Version: 3.4.23"), or undefined without an etcd on PATH. */
+function etcdVersion(): string | undefined {
+  try {
+    const out = execFileSync("etcd", ["--version"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    return /etcd Version: (\S+)/.exec(out)?.[1];
+  } catch {
+    return undefined;
+  }
 }
 
 export function currentCommit(): string {

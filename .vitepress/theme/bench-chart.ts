@@ -67,5 +67,6 @@ export function chartRows(section: Section): ChartRow[] {
 export function measuredLine(s: Section): string {
   const m = s.machine;
   const flags = s.args.length ? `; flags ${s.args.join(" ")}` : "";
-  return `Measured ${s.date.slice(0, 10)} at commit ${s.commit} on ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}; load average ${s.loadAverage.before} before, ${s.loadAverage.after} after${flags}.`;
+  const etcd = m.etcd ? `, etcd ${m.etcd}` : "";
+  return `Measured ${s.date.slice(0, 10)} at commit ${s.commit} on ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}${etcd}; load average ${s.loadAverage.before} before, ${s.loadAverage.after} after${flags}.`;
 }

@@ -134,7 +134,9 @@ export async function run(args: string[], connect: Connect = startChaosCluster):
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   for (const s of signals) process.on(s, onSignal);
   try {
-    say(`chaos: starting its own cluster in ${shown(dir)} (${f.nodes} nodes, --ha=${f.ha}, fault proxies)`);
+    say(
+      `chaos: starting its own cluster in ${shown(dir)} (${f.nodes} node${f.nodes === 1 ? "" : "s"}, --ha=${f.ha}, fault proxies)`,
+    );
     try {
       cluster = await connect({
         dir,
@@ -241,7 +243,9 @@ export async function startChaosCluster(o: ChaosClusterOptions): Promise<ChaosCl
     await stop();
     throw e;
   }
-  o.out(`chaos: ${launcher.nodeNames.length} nodes Ready; KUBECONFIG=${launcher.kubeconfig}`);
+  o.out(
+    `chaos: ${launcher.nodeNames.length} node${launcher.nodeNames.length === 1 ? "" : "s"} Ready; KUBECONFIG=${launcher.kubeconfig}`,
+  );
   return { target: launcherTarget(launcher), stop };
 }
 // #endregion start-chaos-cluster
