@@ -102,6 +102,7 @@ function sidebar(): DefaultTheme.SidebarItem[] {
         { text: "Getting started", link: "/docs/getting-started" },
         { text: "Architecture", link: "/docs/architecture" },
         { text: "The live cluster view", link: "/docs/cluster-view" },
+        { text: "Performance", link: "/docs/performance" },
         { text: "How grading works", link: "/docs/grading" },
         { text: "Glossary", link: "/docs/glossary" },
         { text: "Upstream map", link: "/docs/upstream-map" },

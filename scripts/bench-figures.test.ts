@@ -155,6 +155,15 @@ describe("the figures of each benchmark", () => {
         }),
   });
 
+  it("says in the memory labels how many of the pods were not yet Running when memory was read", () => {
+    const result = clusterResult() as { memory: Record<string, unknown> };
+    result.memory.startup = { notRunning: 24086 };
+    const [s] = sections([entry("cluster", [result])]);
+    const labels = s.figures.map((f) => f.label).filter((l) => l.includes("resident memory"));
+    expect(labels.length).toBeGreaterThan(0);
+    for (const l of labels) expect(l).toMatch(/1000 nodes \/ 30000 pods, 24086 of them not yet Running$/);
+  });
+
   it("charts the cluster's pod startup against the SLO, the scale-up against density's bound, memory against its limits", () => {
     const [s] = sections([entry("cluster", [clusterResult()])]);
     expect(s.figures.map((f) => [f.label, f.unit, f.ours, f.reference.label, f.reference.value])).toEqual([
