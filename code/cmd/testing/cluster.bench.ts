@@ -59,6 +59,7 @@ import {
   trackTempDir,
   waitForOutput,
 } from "../../testing/child-process.ts";
+import { type Summary, summary } from "../../testing/percentile.ts";
 import { LocalCluster } from "./local-cluster.ts";
 
 const argv = process.argv;
@@ -183,22 +184,6 @@ async function waitForNodesReady(admin: Clientset, count: number, label: string)
 // #endregion cluster
 
 // #region measure
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-function summary(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  const r = (x: number) => Math.round(x);
-  return {
-    n: s.length,
-    p50: r(percentile(s, 50)),
-    p90: r(percentile(s, 90)),
-    p99: r(percentile(s, 99)),
-    max: r(s[s.length - 1]),
-  };
-}
-type Summary = ReturnType<typeof summary>;
 
 /** CPU seconds each component (and this benchmark) used while `run` ran. */
 async function cpuDuring<T>(

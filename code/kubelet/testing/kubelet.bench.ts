@@ -64,6 +64,7 @@ import {
   track,
   trackTempDir,
 } from "../../testing/child-process.ts";
+import { type Summary, summary } from "../../testing/percentile.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type ContainerRecord, isSameProcess, readRecords } from "../runtime/process-state.ts";
 
@@ -340,23 +341,6 @@ interface PodTimes {
   scheduled?: number;
   running?: number;
 }
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-function summary(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  const r = (x: number) => Math.round(x);
-  return {
-    n: s.length,
-    p50: r(percentile(s, 50)),
-    p90: r(percentile(s, 90)),
-    p99: r(percentile(s, 99)),
-    max: r(s[s.length - 1]),
-  };
-}
-type Summary = ReturnType<typeof summary>;
 
 /**
  * Creates `count` pods named `<prefix>-<i>` at `rate` per second (0: all at once, 32 in flight)
