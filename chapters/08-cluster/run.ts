@@ -184,7 +184,8 @@ async function main(): Promise<number> {
       const who = [...c.components.values()].find(
         (x) => x.kind === lease && leaderIdentityIn(x.process.stderr()) === id,
       );
-      return { name: who?.name, id, transitions: l.spec?.leaseTransitions ?? 0 };
+      const acquired = Date.parse(l.spec?.acquireTime ?? "");
+      return { name: who?.name, id, transitions: l.spec?.leaseTransitions ?? 0, acquired };
     };
 
     // #region leaders
@@ -262,13 +263,15 @@ async function main(): Promise<number> {
     await until(
       "another scheduler to take the Lease and the pod to be Ready",
       async () => {
-        const [h, p] = await Promise.all([
-          holder("kube-scheduler"),
-          c.admin.coreV1.pods("default").get(name),
-        ]);
+        // The pod first, then the Lease: a pod seen bound was bound by a leader, so a Lease read
+        // after it names that leader. (Read together, the new leader could take the Lease and bind
+        // the pod between the two reads, and the pod would look bound by nobody.)
+        const p = await c.admin.coreV1.pods("default").get(name);
+        const h = await holder("kube-scheduler");
         const now = Date.now();
         if (!takeover && h.name && h.name !== victim.name) {
-          takeover = { ...h, at: now };
+          // Timed by the Lease's own acquireTime (MicroTime, same machine's clock), not by our poll.
+          takeover = { ...h, at: Number.isNaN(h.acquired) ? now : Math.min(h.acquired, now) };
           say(`${at()}  ${h.name} acquired lease kube-scheduler (leaseTransitions ${h.transitions})`);
         }
         if (!scheduled && p.spec.nodeName) {
