@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { FlagError } from "./cli/flag.ts";
-import { parseKubeletFlags } from "./kubelet.ts";
+import { kubeletMachine, parseKubeletFlags } from "./kubelet.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
 
 const file = new URL("./kubelet.ts", import.meta.url).pathname;
@@ -36,5 +36,25 @@ describe("kubelet flags", () => {
     } finally {
       p?.kill();
     }
+  });
+});
+
+describe("the machine a kubelet reports", () => {
+  it("a fake-runtime kubelet takes the sizes --fake-capacity leaves unset from this host, so it can be Ready", async () => {
+    const host = await kubeletMachine({ runtime: "process", nodeName: "n1", rootDir: "/tmp" });
+    expect(host.rootfsCapacity).toBeGreaterThan(0);
+    const fake = await kubeletMachine({
+      runtime: "fake",
+      nodeName: "hollow-1",
+      rootDir: "/tmp",
+      fakeCapacity: { cpu: "4", memory: "8Gi" },
+    });
+    expect(fake.numCores).toBe(4);
+    expect(fake.memoryCapacity).toBe(8 * 2 ** 30);
+    // Not given: this machine's root filesystem, not 0 ("missing node capacity for resources").
+    expect(fake.rootfsCapacity).toBe(host.rootfsCapacity);
+    // Its own identity: many simulated machines share this host.
+    expect(fake.bootID).toBe("simulated-hollow-1");
+    expect(fake.bootID).not.toBe(host.bootID);
   });
 });

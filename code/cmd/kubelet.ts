@@ -47,7 +47,11 @@ import type { Config } from "../client/rest/config.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
 import { realClock } from "../client/util/clock.ts";
 import { type KubeletRuntime, type MainKubelet, startMainKubelet } from "../kubelet/main-kubelet.ts";
-import { machineInfoFromCapacity, machineInfoFromHost } from "../kubelet/nodestatus/setters.ts";
+import {
+  type MachineInfo,
+  machineInfoFromCapacity,
+  machineInfoFromHost,
+} from "../kubelet/nodestatus/setters.ts";
 import { FakeImageService } from "../kubelet/runtime/fake-image-service.ts";
 import { FakeRuntimeService } from "../kubelet/runtime/fake-runtime-service.ts";
 import { catalog } from "../kubelet/runtime/images/catalog.ts";
@@ -133,10 +137,7 @@ const kubelet = command({
     const runtime = newRuntime(o, runtimeDir, nodeIP);
     log(`I "Starting kubelet" node="${o.nodeName}" runtime="${o.runtime}" rootDir="${o.rootDir}"`);
     const client = newForConfig(o.rest);
-    const machine =
-      o.runtime === "fake"
-        ? machineInfoFromCapacity(o.nodeName, o.fakeCapacity ?? {})
-        : await machineInfoFromHost(o.rootDir);
+    const machine = await kubeletMachine(o);
     // chapter 8: KubeletConfiguration `tracing` — service.name "kubelet", host.name the node, as upstream.
     const tracerProvider = newProvider(o.config.tracing, "kubelet", { "host.name": o.nodeName });
     let main: MainKubelet;
@@ -211,6 +212,25 @@ const kubelet = command({
 // #endregion wiring
 
 // #region runtime
+/**
+ * The machine this kubelet reports: the host's (its cores, memory and root filesystem), or with
+ * `--runtime=fake` a simulated one — the sizes `--fake-capacity` gives, this host's for the rest
+ * (as the flag's help says: a node without ephemeral-storage would never be Ready), and an
+ * identity (boot id) of its own, since many simulated machines share this host.
+ */
+export async function kubeletMachine(
+  o: Pick<KubeletOptions, "runtime" | "nodeName" | "rootDir" | "fakeCapacity">,
+): Promise<MachineInfo> {
+  const host = await machineInfoFromHost(o.rootDir);
+  if (o.runtime !== "fake") return host;
+  const { numCores, memoryCapacity, rootfsCapacity } = host;
+  return machineInfoFromCapacity(o.nodeName, o.fakeCapacity ?? {}, {
+    numCores,
+    memoryCapacity,
+    rootfsCapacity,
+  });
+}
+
 /** The CRI runtime `--runtime` names, over `<root-dir>/runtime`. */
 function newRuntime(o: KubeletOptions, dir: string, nodeIP: string): KubeletRuntime {
   if (o.runtime === "fake") {
