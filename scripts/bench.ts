@@ -14,7 +14,7 @@
  * @upstream none — course tooling
  * @chapter 00-life-of-a-pod
  */
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -75,17 +75,60 @@ if (!name || name.startsWith("-") || (name !== "all" && !all.has(name))) {
   process.exit(2);
 }
 const tsx = join(root, "node_modules", "tsx", "dist", "cli.mjs");
-if (name === "all") process.exit(runAll(rest));
+
+/** The benchmark running now, and the signal that asked us to stop (we start nothing after it). */
+let running: ChildProcess | undefined;
+let stopping: NodeJS.Signals | undefined;
+// Ctrl-C in a terminal signals the whole foreground group, the benchmark included: passing that
+// SIGINT on would make one Ctrl-C arrive twice (a second one means "exit now, skip the clean
+// stop"). A signal sent to this process alone (kill, a CI runner) must reach the benchmark, or it
+// would run on, orphaned, with its API servers and kubelets.
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    stopping = sig;
+    if (sig === "SIGINT" && process.stdin.isTTY) return;
+    running?.kill(sig);
+  });
+}
+
+/** Runs one benchmark file to its end; its stdout captured with `capture`, else the terminal's. */
+function runFile(file: string, args: string[], capture: boolean) {
+  return new Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string }>(
+    (resolve, reject) => {
+      const child = spawn(process.execPath, [tsx, file, ...args], {
+        stdio: ["ignore", capture ? "pipe" : "inherit", "inherit"],
+        cwd: root,
+      });
+      running = child;
+      let stdout = "";
+      child.stdout?.setEncoding("utf8").on("data", (d: string) => {
+        stdout += d;
+      });
+      child.on("error", reject);
+      child.on("close", (status, signal) => {
+        running = undefined;
+        resolve({ status, signal, stdout });
+      });
+    },
+  );
+}
+
+/** The exit code after a benchmark ended with `status`/`signal`, or when we were asked to stop. */
+const failed = (r: { status: number | null; signal: NodeJS.Signals | null }) =>
+  stopping ? 130 : r.status !== 0 ? (r.status ?? 1) : 0;
+
+if (name === "all") process.exit(await runAll(rest));
 for (const file of all.get(name)!) {
-  const r = spawnSync(process.execPath, [tsx, file, ...rest], { stdio: "inherit", cwd: root });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+  const code = failed(await runFile(file, rest, false));
+  if (stopping) console.error(`${name}: stopped by ${stopping}`);
+  if (code !== 0) process.exit(code);
 }
 
 /**
  * `all`: each benchmark in turn; with `--json`, each one's JSON goes into the results file as
  * soon as it finishes (a failure later keeps the entries already written). Returns the exit code.
  */
-function runAll(args: string[]): number {
+async function runAll(args: string[]): Promise<number> {
   const json = args.includes("--json");
   const onlyAt = args.indexOf("--only");
   const only = onlyAt >= 0 ? (args[onlyAt + 1] ?? "").split(",").filter(Boolean) : undefined;
@@ -104,17 +147,12 @@ function runAll(args: string[]): number {
     );
     const outputs: unknown[] = [];
     for (const file of all.get(bench)!) {
-      const r = spawnSync(process.execPath, [tsx, file, ...passed, ...(json ? ["--json"] : [])], {
-        stdio: ["ignore", json ? "pipe" : "inherit", "inherit"],
-        cwd: root,
-        encoding: "utf8",
-        maxBuffer: 64 << 20,
-      });
-      if (r.status !== 0) {
-        console.error(
-          `${bench}: exited with ${r.status ?? r.signal}; the results file keeps its earlier entry`,
-        );
-        return r.status ?? 1;
+      const r = await runFile(file, [...passed, ...(json ? ["--json"] : [])], json);
+      const code = failed(r);
+      if (code !== 0) {
+        const why = stopping ? `stopped by ${stopping}` : `exited with ${r.status ?? r.signal}`;
+        console.error(`${bench}: ${why}; the results file keeps its earlier entry`);
+        return code;
       }
       if (json) outputs.push(...parseJsonLines(bench, r.stdout));
     }
