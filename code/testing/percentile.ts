@@ -9,15 +9,23 @@
  * @chapter 07-kubelet
  */
 
-/** The nearest-rank percentile `p` (0–100) of `sorted` (ascending, not empty). */
-export function percentile(sorted: number[], p: number): number {
+/**
+ * The nearest-rank percentile `p` (0–100) of `sorted` (ascending; a typed array too); NaN when it
+ * is empty, so a benchmark that measured nothing prints NaN rather than a number it never saw.
+ */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-/** Count, p50, p90, p99 and max of `ms`, in whole milliseconds (`ms` is left unsorted). */
-export function summary(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  const r = (x: number) => Math.round(x);
+/**
+ * Count, p50, p90, p99 and max of `values` (left unsorted), rounded to `decimals` places: whole
+ * milliseconds by default; one place for figures such as MiB.
+ */
+export function summary(values: number[], decimals = 0) {
+  const s = [...values].sort((a, b) => a - b);
+  const f = 10 ** decimals;
+  const r = (x: number) => Math.round(x * f) / f;
   return {
     n: s.length,
     p50: r(percentile(s, 50)),

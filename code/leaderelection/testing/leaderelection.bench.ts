@@ -61,6 +61,7 @@ import {
   stopChild,
   trackTempDir,
 } from "../../testing/child-process.ts";
+import { percentile } from "../../testing/percentile.ts";
 import { mulberry32 } from "../../testing/random.ts";
 import { validateLeaderElectionConfig } from "../leader-elector.ts";
 import type { Interface } from "../resourcelock/interface.ts";
@@ -215,10 +216,6 @@ interface SetResult {
 }
 
 /** Nearest rank: the smallest value with at least p of the values at or below it. */
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
-}
-
 async function runSet(
   server: string,
   audit: AuditLog,
@@ -346,8 +343,8 @@ async function runSet(
       bound,
       idle,
       failovers,
-      p50Ms: percentile(sorted, 0.5),
-      p99Ms: percentile(sorted, 0.99),
+      p50Ms: percentile(sorted, 50),
+      p99Ms: percentile(sorted, 99),
       minMs: sorted[0],
       maxMs: sorted[sorted.length - 1],
       withinBound: sorted.filter((ms) => ms <= bound.upper).length,

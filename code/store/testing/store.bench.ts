@@ -51,6 +51,7 @@ import {
   track,
   trackTempDir,
 } from "../../testing/child-process.ts";
+import { percentile } from "../../testing/percentile.ts";
 import { freePort } from "../../testing/ports.ts";
 import { type Etcd, startEtcd } from "../embed/etcd.ts";
 import { defaultMendAuthority } from "../v3rpc/grpc.ts";
@@ -248,10 +249,6 @@ interface PutResult {
   p99Ms: number;
   /** Server CPU time per put in µs (user + system, all its threads); undefined in-process. */
   serverCpuUsPerPut?: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 /** `total` puts of distinct keys, spread over `clients` concurrent clients (one Etcd3 each). */

@@ -28,6 +28,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { sizeFlag } from "../../../testing/bench-flags.ts";
 import { progress, runBenchmark, trackTempDir } from "../../../testing/child-process.ts";
+import { summary } from "../../../testing/percentile.ts";
 import type { PodSandboxConfig } from "../cri.ts";
 import { type ImageMode, ProcessImageService } from "../process-image-service.ts";
 import { ProcessRuntimeService } from "../process-runtime-service.ts";
@@ -54,21 +55,6 @@ function rssBytes(pid: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-function summary(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  return {
-    n: s.length,
-    p50: percentile(s, 50),
-    p90: percentile(s, 90),
-    p99: percentile(s, 99),
-    max: s[s.length - 1],
-  };
 }
 
 async function setup(mode: ImageMode, warmPool = 0) {
@@ -146,8 +132,13 @@ runBenchmark("process-start", async () => {
       progress(`${mode}: start ${i + 1}/${starts} ${r.ms.toFixed(0)} ms`);
     }
     result[mode] = {
-      startMs: summary(ms),
-      rssMiB: rss.length ? summary(rss.map((b) => b / 2 ** 20)) : undefined,
+      startMs: summary(ms, 1),
+      rssMiB: rss.length
+        ? summary(
+            rss.map((b) => b / 2 ** 20),
+            1,
+          )
+        : undefined,
     };
   }
   for (const kind of ["burst", "warmBurst"] as const) {
@@ -157,7 +148,10 @@ runBenchmark("process-start", async () => {
     const all = await Promise.all(Array.from({ length: burst }, () => startOne(rt, root)));
     const rssAll = all.map((r) => rssBytes(r.pid)).filter((b): b is number => b !== undefined);
     result[kind] = {
-      startMs: summary(all.map((r) => r.ms)),
+      startMs: summary(
+        all.map((r) => r.ms),
+        1,
+      ),
       warmStarts: rt.warmStarts,
       rssMiBTotal: rssAll.length ? rssAll.reduce((a, b) => a + b, 0) / 2 ** 20 : undefined,
     };
