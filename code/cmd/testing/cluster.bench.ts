@@ -60,6 +60,7 @@ import {
   waitForOutput,
 } from "../../testing/child-process.ts";
 import { type Summary, summary } from "../../testing/percentile.ts";
+import { qpsLoad } from "../../testing/qps-load.ts";
 import { LocalCluster } from "./local-cluster.ts";
 
 const argv = process.argv;
@@ -254,31 +255,11 @@ async function measureStartup(admin: Clientset, app: string, count: number, rate
     2000,
   );
   const t0 = performance.now();
-  const limit = rate > 0 ? 64 : 32;
-  let inFlight = 0;
-  const slots: (() => void)[] = [];
-  const creations: Promise<void>[] = [];
-  for (let i = 0; i < count; i++) {
-    if (rate > 0) {
-      const wait = t0 + (i * 1000) / rate - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    }
-    while (inFlight >= limit) await new Promise<void>((r) => slots.push(r));
-    inFlight++;
+  await qpsLoad(count, rate, (i) => {
     const name = `${app}-${i}`;
     created.set(name, performance.now());
-    creations.push(
-      admin.coreV1
-        .pods(NAMESPACE)
-        .create(benchPod(name, app))
-        .then(() => {})
-        .finally(() => {
-          inFlight--;
-          slots.shift()?.();
-        }),
-    );
-  }
-  await Promise.all(creations);
+    return admin.coreV1.pods(NAMESPACE).create(benchPod(name, app));
+  });
   const createSeconds = (performance.now() - t0) / 1000;
   const complete = await waitOrGiveUp(done, count, label);
   clearInterval(ticker);

@@ -66,6 +66,7 @@ import {
 } from "../../testing/child-process.ts";
 import { type Summary, summary } from "../../testing/percentile.ts";
 import { freePort } from "../../testing/ports.ts";
+import { qpsLoad } from "../../testing/qps-load.ts";
 import { type ContainerRecord, isSameProcess, readRecords } from "../runtime/process-state.ts";
 
 const argv = process.argv;
@@ -382,33 +383,12 @@ async function measureStartup(admin: Clientset, prefix: string, count: number, r
   };
   const ticker = setInterval(tick, 1000);
   const t0 = performance.now();
-  // Each pod is sent at its due time whatever the earlier ones' answers (an open loop, as
-  // clusterloader2's paced creation), at most 64 in flight; all at once: 32 in flight.
-  const limit = rate > 0 ? 64 : 32;
-  let inFlight = 0;
-  const slots: (() => void)[] = [];
-  const creations: Promise<void>[] = [];
-  for (let i = 0; i < count; i++) {
-    if (rate > 0) {
-      const wait = t0 + (i * 1000) / rate - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    }
-    while (inFlight >= limit) await new Promise<void>((r) => slots.push(r));
-    inFlight++;
+  // An open loop, as clusterloader2's qpsLoad: each pod sent at its due time.
+  await qpsLoad(count, rate, (i) => {
     const name = `${prefix}-${i}`;
     times.set(name, { created: performance.now() });
-    creations.push(
-      admin.coreV1
-        .pods(NAMESPACE)
-        .create(benchPod(name))
-        .then(() => {})
-        .finally(() => {
-          inFlight--;
-          slots.shift()?.();
-        }),
-    );
-  }
-  await Promise.all(creations);
+    return admin.coreV1.pods(NAMESPACE).create(benchPod(name));
+  });
   const createSeconds = (performance.now() - t0) / 1000;
   const timeoutMs = 60_000 + count * 200;
   let timer: NodeJS.Timeout | undefined;
