@@ -169,7 +169,7 @@ export class Cacher implements Interface {
   private readonly watchers: IndexedWatchers;
   /** Events in the watch cache not yet handed to the watchers (upstream's `incoming` channel). */
   private incoming: WatchCacheEvent[] = [];
-  /** The round being dispatched: its events, the watchers it goes to (each with its events), and the next one's index. */
+  /** The round being dispatched: its events, its watchers (each with its events), the next one's index. */
   private round?: { events: WatchCacheEvent[]; targets: RoundTarget[]; next: number };
   private dispatchScheduled = false;
   private readonly dispatchSliceMs: number;
@@ -317,10 +317,11 @@ export class Cacher implements Interface {
   }
 
   /**
-   * dispatchEvents, one slice at a time: a round hands every event queued so far to each watcher
-   * (one batch per watcher, so its handler writes them together); after `dispatchSliceMs` or
-   * `dispatchSliceWatchers` watchers the slice stops, even in the middle of a round, and the next
-   * one is scheduled behind the I/O that arrived meanwhile. A watcher never gets a round before
+   * dispatchEvents, one slice at a time: a round hands the events queued so far to the watchers
+   * the index picks (startDispatching), each the ones it may match, in one batch (its handler
+   * writes them together); after `dispatchSliceMs` or `dispatchSliceWatchers` watchers the slice
+   * stops, even in the middle of a round, and the next one is scheduled behind the I/O that
+   * arrived meanwhile. A watcher never gets a round before
    * the previous one, so each still sees the events in resourceVersion order.
    */
   private dispatchSlice(): void {
