@@ -76,6 +76,30 @@ describe("the figures of each benchmark", () => {
     ]);
   });
 
+  it("charts the watch index beside the same cacher with it off, when the API server's run has it", () => {
+    const slo = { slo: [{ target: "secured", slo: "mutating", limitMs: 1000, p99Ms: 40 }] };
+    const results = {
+      cache: { creates: { one: { podsPerSec: 900 } } },
+      etcd: { creates: { one: { podsPerSec: 700 } } },
+    };
+    const bind = { ceilingPodsPerSec: 300, createsAlone: { podsPerSec: 1000 } };
+    const watchIndex = {
+      sizes: { nodes: 1000 },
+      indexed: { writesPerSec: 9000 },
+      notIndexed: { writesPerSec: 150 },
+    };
+    const labels = (r: unknown[]) => sections([entry("apiserver", r)])[0].figures.map((f) => f.label);
+    expect(labels([{ ...slo, results }, bind])).toHaveLength(3);
+    const [s] = sections([entry("apiserver", [{ ...slo, results }, bind, { watchIndex }])]);
+    const last = s.figures[s.figures.length - 1];
+    expect([last.label, last.ours, last.reference.value, last.better]).toEqual([
+      "pod writes, 1000 kubelet watches (spec.nodeName index)",
+      9000,
+      150,
+      "higher",
+    ]);
+  });
+
   it("charts only the scheduler workloads upstream publishes a threshold for", () => {
     const w = (name: string, average: number, threshold: number | null) => ({
       name,

@@ -108,6 +108,8 @@ export const extractors: Record<string, Extract> = {
   apiserver: (all, n) => {
     const r = part("apiserver", all, "slo");
     const b = part("apiserver", all, "ceilingPodsPerSec");
+    // The watch-index half (watch-index.bench.ts) is newer than some results files: charted when present.
+    const wi = optionalPart(all, "watchIndex");
     const slo = (r as { slo: { target: string; slo: string; limitMs: number; p99Ms: number }[] }).slo ?? [];
     const secured = slo.filter((s) => s.target === "secured");
     if (secured.length === 0) throw new Error(`results of "apiserver": no SLO checks of the secured target`);
@@ -131,6 +133,18 @@ export const extractors: Record<string, Extract> = {
         "creates alone, same server",
         n(b, "createsAlone.podsPerSec"),
       ),
+      ...(wi
+        ? [
+            fig(
+              `pod writes, ${n(wi, "watchIndex.sizes.nodes")} kubelet watches (spec.nodeName index)`,
+              "writes/s",
+              "higher",
+              n(wi, "watchIndex.indexed.writesPerSec"),
+              "same cacher, index off (every watch tests every event)",
+              n(wi, "watchIndex.notIndexed.writesPerSec"),
+            ),
+          ]
+        : []),
     ];
   },
   informer: (all, n) => {

@@ -42,7 +42,7 @@ import { namespaceStrategy } from "./strategies/namespaces.ts";
 import { nodeStrategy } from "./strategies/nodes.ts";
 // chapter 5: PodDisruptionBudgets
 import { podDisruptionBudgetStrategy } from "./strategies/poddisruptionbudgets.ts";
-import { podStrategy } from "./strategies/pods.ts";
+import { nodeNameTriggerFunc, podStrategy } from "./strategies/pods.ts";
 import { priorityClassStrategy } from "./strategies/priorityclasses.ts";
 import {
   clusterRoleBindingStrategy,
@@ -132,6 +132,8 @@ export function newRESTStorage(backend: StorageBackend, cache: boolean): Map<str
       cache: cache && !noWatchCache.has(`${r.group}/${r.resource}`),
       groupResource: { group: r.group, resource: r.resource },
       newFunc: () => ({ apiVersion: apiVersionOf(r), kind: r.kind, metadata: {} }),
+      // pkg/registry/core/pod/storage: TriggerFunc {"spec.nodeName": NodeNameTriggerFunc}.
+      triggerFunc: r.group === "" && r.resource === "pods" ? nodeNameTriggerFunc : undefined,
     });
     stores.set(`${r.group}/${r.resource}`, new Store(r, storage, strategyFor(r.group, r.resource), prefix));
   }

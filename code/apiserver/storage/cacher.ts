@@ -10,6 +10,9 @@
  * - writes that do not wait for the fan-out: an event enters the watch cache at once, but goes to
  *   the watchers in later turns of the event loop, at most 50 watchers (or 5 ms) per turn, so a
  *   write's response (and every other request) is not queued behind a thousand watchers;
+ * - fan-out that does not offer every event to every watcher: pods are indexed by spec.nodeName,
+ *   so a kubelet's watch (`spec.nodeName=<node>`) is offered only its node's pods' events — before
+ *   and after the change, so a pod leaving the node still reaches it (indexed-watchers.ts);
  * - fan-out whose cost per event does not grow with the watchers: they all share the cached,
  *   frozen object and one event object built from it (no copy each), and its encodings are
  *   cached on it (caching-object.ts); events that arrive close together go to each watcher as one
@@ -39,9 +42,9 @@
  * thread, so the queue is an array handed out in rounds and slices, and a round waits up to
  * `minRoundIntervalMs` to gather events. Upstream's dispatcher blocks on each full channel in
  * turn, the timer shared by all of them; here the round completes, and the next waits until
- * every blocked watcher's handler has taken its events or the budget has run out. Upstream's
- * pods have an index on spec.nodeName that only sends a kubelet's watch its node's pods; here
- * every watcher tests every event, and the index only decides the buffer sizes as upstream's.
+ * every blocked watcher's handler has taken its events or the budget has run out. The index on
+ * spec.nodeName picks, as upstream's, which watchers a change is offered to; a round hands each
+ * of them, in one batch, the round's events of its node (indexed-watchers.ts says how it differs).
  * Consistent reads (`resourceVersion=""`) are served from the cache after asking etcd for its
  * current revision; here they go to etcd. Bookmarks are sent every minute upstream; here every
  * 10 s by default.
@@ -51,23 +54,18 @@
  * while the `WatchFromStorageWithoutResourceVersion` gate is off, its default
  * (`getWatchCacheResourceVersion`); with the gate on, such a watch goes to etcd.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, startCaching, Watch, getWatchCacheResourceVersion, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, newErrWatcher, defaultBookmarkFrequency)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Cacher, startCaching, Watch: triggerValue, getWatchCacheResourceVersion, GetList, shouldDelegateList, processEvent, dispatchEvents, dispatchEvent, startDispatchingBookmarkEventsLocked, terminateAllWatchers, defaultBookmarkFrequency)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/time_budget.go (dispatchTimeoutBudget: the grace for blocked watchers)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/watch_cache.go (suggestedWatchChannelSize: the buffer sizes)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
-import {
-  type GroupResource,
-  isStatusError,
-  newNotFound,
-  newTooManyRequests,
-  type StatusError,
-} from "../errors.ts";
+import { type GroupResource, isStatusError, newNotFound, newTooManyRequests } from "../errors.ts";
 import { parseResourceVersion } from "./api-object-versioner.ts";
 import { CacheWatcher, scopeTest } from "./cache-watcher.ts";
 import { deepFreeze } from "./caching-object.ts";
-import { errorEvent, nameOfKey } from "./errors.ts";
+import { nameOfKey, newErrWatcher } from "./errors.ts";
+import { type IndexedTriggerFunc, IndexedWatchers, type RoundTarget } from "./indexed-watchers.ts";
 import type {
   GetOptions,
   GuaranteedUpdateOptions,
@@ -110,11 +108,17 @@ export interface CacherOptions {
    */
   watcherBufferSize?: number;
   /**
-   * The field upstream indexes this resource by (pods: `spec.nodeName`): it sets the buffer
-   * sizes — a watch selecting one value of it gets at most 10, any other at most 1,000; a
-   * resource without one, at most 100.
+   * The field this resource is indexed by and how to read it (pods: `spec.nodeName`, from the
+   * registry). A watch whose field selector requires one value of it is offered only the events
+   * of that value; it also sets the buffer sizes — such a watch gets at most 10, any other at
+   * most 1,000; a resource without an index, at most 100.
    */
-  indexedTrigger?: string;
+  indexedTrigger?: IndexedTriggerFunc;
+  /**
+   * False: every watcher is offered every event, as if there were no index (the buffer sizes
+   * stay the index's) — the reference run of the watch-index benchmark. Default true.
+   */
+  dispatchByIndex?: boolean;
   /** Monotonic time and timers for the dispatch budget and the ring's dating (tests inject one). */
   clock?: DispatchClock;
   /** How often a watcher that asked for bookmarks gets one. */
@@ -150,7 +154,8 @@ export class Cacher implements Interface {
   private readonly newFunc: () => KubeObject;
   readonly watchCache: WatchCache;
   private readonly watcherBufferSize?: number;
-  private readonly indexedTrigger?: string;
+  private readonly indexedTrigger?: IndexedTriggerFunc;
+  private readonly dispatchByIndex: boolean;
   private readonly clock: DispatchClock;
   /** How long blocked watchers may be waited for (upstream's dispatchTimeoutBudget). */
   private readonly budget: TimeBudget;
@@ -160,11 +165,12 @@ export class Cacher implements Interface {
   private waiting?: { startedAt: number; timeoutMs: number; timer: { stop(): void } };
   private readonly bookmarkFrequencyMs: number;
   private readonly blockTimeoutMs: number;
-  private readonly watchers = new Set<CacheWatcher>();
+  /** Every client watch, by the value of the index it asked for (upstream's `watchers`). */
+  private readonly watchers: IndexedWatchers;
   /** Events in the watch cache not yet handed to the watchers (upstream's `incoming` channel). */
   private incoming: WatchCacheEvent[] = [];
-  /** The round being dispatched: its events, the watchers it goes to, and the next one's index. */
-  private round?: { events: WatchCacheEvent[]; watchers: CacheWatcher[]; next: number };
+  /** The round being dispatched: its events, its watchers (each with its events), the next one's index. */
+  private round?: { events: WatchCacheEvent[]; targets: RoundTarget[]; next: number };
   private dispatchScheduled = false;
   private readonly dispatchSliceMs: number;
   private readonly dispatchSliceWatchers: number;
@@ -199,6 +205,8 @@ export class Cacher implements Interface {
     this.watchCache = new WatchCache(opts.capacity ?? { now: () => this.clock.now() });
     this.watcherBufferSize = opts.watcherBufferSize;
     this.indexedTrigger = opts.indexedTrigger;
+    this.dispatchByIndex = opts.dispatchByIndex ?? true;
+    this.watchers = new IndexedWatchers(this.indexedTrigger);
     this.bookmarkFrequencyMs = opts.bookmarkFrequencyMs ?? defaultBookmarkFrequencyMs;
     this.blockTimeoutMs = opts.blockTimeoutMs ?? blockTimeoutMs;
     this.dispatchSliceMs = opts.dispatchSliceMs ?? defaultDispatchSliceMs;
@@ -309,10 +317,11 @@ export class Cacher implements Interface {
   }
 
   /**
-   * dispatchEvents, one slice at a time: a round hands every event queued so far to each watcher
-   * (one batch per watcher, so its handler writes them together); after `dispatchSliceMs` or
-   * `dispatchSliceWatchers` watchers the slice stops, even in the middle of a round, and the next
-   * one is scheduled behind the I/O that arrived meanwhile. A watcher never gets a round before
+   * dispatchEvents, one slice at a time: a round hands the events queued so far to the watchers
+   * the index picks (startDispatching), each the ones it may match, in one batch (its handler
+   * writes them together); after `dispatchSliceMs` or `dispatchSliceWatchers` watchers the slice
+   * stops, even in the middle of a round, and the next one is scheduled behind the I/O that
+   * arrived meanwhile. A watcher never gets a round before
    * the previous one, so each still sees the events in resourceVersion order.
    */
   private dispatchSlice(): void {
@@ -331,20 +340,20 @@ export class Cacher implements Interface {
         this.lastRoundAt = now;
         // Watchers that join after this snapshot already have these events: the ring or the
         // state they started from includes them, and addAll() skips what they have.
-        this.round = { events: this.incoming, watchers: [...this.watchers], next: 0 };
+        this.round = { events: this.incoming, targets: this.watchers.forRound(this.incoming), next: 0 };
         this.incoming = [];
       }
       const round = this.round;
       // Each watcher served here also costs, right after this slice, its handler's turn to
       // encode and write: so a slice serves at most `dispatchSliceWatchers` of them, as well as
       // stopping after `dispatchSliceMs`.
-      const last = Math.min(round.watchers.length, round.next + this.dispatchSliceWatchers);
+      const last = Math.min(round.targets.length, round.next + this.dispatchSliceWatchers);
       while (round.next < last) {
-        const w = round.watchers[round.next++];
-        if (!w.addAll(round.events)) this.blocked.add(w);
+        const { watcher, events } = round.targets[round.next++];
+        if (!watcher.addAll(events)) this.blocked.add(watcher);
         if (performance.now() >= until) break;
       }
-      if (round.next < round.watchers.length) {
+      if (round.next < round.targets.length) {
         this.scheduleDispatch();
         return;
       }
@@ -419,7 +428,7 @@ export class Cacher implements Interface {
     const rv = this.dispatchedRv;
     if (rv === 0) return;
     const now = Date.now();
-    for (const w of this.watchers) w.maybeBookmark(now, rv);
+    for (const w of this.watchers.all()) w.maybeBookmark(now, rv);
   }
 
   private terminateAllWatchers(): void {
@@ -428,7 +437,7 @@ export class Cacher implements Interface {
     this.waiting?.timer.stop();
     this.waiting = undefined;
     this.blocked.clear();
-    for (const w of [...this.watchers]) w.terminate();
+    this.watchers.terminateAll();
   }
   // #endregion dispatch
 
@@ -451,12 +460,18 @@ export class Cacher implements Interface {
     // No await between taking the initial events and joining `watchers`: no event can slip
     // between the two.
     const startRv = requested === 0 ? this.watchCache.resourceVersion : requested;
+    // The value this watch is filed under: the one its field selector requires of the indexed
+    // field (RequiresExactMatch); `spec.nodeName!=x`, a label selector or none: no value.
+    const triggerValue = this.indexedTrigger && opts.predicate.matcherValue?.(this.indexedTrigger.indexName);
     // Upstream's rule, from the ring's size when the watch starts.
-    const triggerUsed =
-      this.indexedTrigger !== undefined && opts.predicate.matcherValue?.(this.indexedTrigger) !== undefined;
     const bufferSize =
       this.watcherBufferSize ??
-      suggestedWatchChannelSize(this.watchCache.capacity, this.indexedTrigger !== undefined, triggerUsed);
+      suggestedWatchChannelSize(
+        this.watchCache.capacity,
+        this.indexedTrigger !== undefined,
+        triggerValue !== undefined,
+      );
+    const filedUnder = this.dispatchByIndex ? triggerValue : undefined;
     const w = new CacheWatcher({
       key,
       recursive: opts.recursive,
@@ -468,13 +483,13 @@ export class Cacher implements Interface {
       deadline: opts.deadline,
       newFunc: this.newFunc,
       onStop: (self) => {
-        this.watchers.delete(self);
+        this.watchers.deleteWatcher(self, filedUnder);
         this.unblock(self);
       },
       onTaken: (self) => this.unblock(self),
     });
     w.setInitial(initial);
-    this.watchers.add(w);
+    this.watchers.addWatcher(w, filedUnder);
     return w;
   }
   // #endregion watch
@@ -577,14 +592,4 @@ export class Cacher implements Interface {
     this.upstream?.stop();
     this.terminateAllWatchers();
   }
-}
-
-/** newErrWatcher: a watch that sends one ERROR event and ends. */
-function newErrWatcher(err: StatusError): Watch {
-  return {
-    stop() {},
-    async *[Symbol.asyncIterator]() {
-      yield errorEvent(err);
-    },
-  };
 }

@@ -23,6 +23,7 @@
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/interfaces.go (Preconditions.Check)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/errors.go (interpretListError, interpretWatchError, handleCompactedErrorForPaging; the expired messages)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/errors/storage.go (InterpretGetError, InterpretUpdateError: InvalidObj → Conflict)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (newErrWatcher)
  * @chapter 02-apiserver
  */
 import type { KubeObject } from "../../api/meta.ts";
@@ -37,7 +38,7 @@ import {
 } from "../errors.ts";
 import { encodeContinue } from "./continue.ts";
 import { isCompactedError } from "./etcd-client.ts";
-import type { Preconditions, StorageWatchEvent } from "./interfaces.ts";
+import type { Preconditions, StorageWatchEvent, Watch } from "./interfaces.ts";
 
 /**
  * ErrResourceVersionSetOnCreate: a create whose object already has a resourceVersion. Upstream
@@ -102,6 +103,16 @@ export function interpretWatchError(e: unknown): StatusError {
 /** A Status as the object of an ERROR watch event. */
 export function errorEvent(err: StatusError): StorageWatchEvent {
   return { type: "ERROR", object: err.status as unknown as KubeObject };
+}
+
+/** newErrWatcher (the cacher's): a watch that sends one ERROR event and ends. */
+export function newErrWatcher(err: StatusError): Watch {
+  return {
+    stop() {},
+    async *[Symbol.asyncIterator]() {
+      yield errorEvent(err);
+    },
+  };
 }
 
 /** NewTooLargeResourceVersionError: a read that wants a revision the store has not reached. */

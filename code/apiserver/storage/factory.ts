@@ -31,6 +31,7 @@ import type { GroupResource } from "../errors.ts";
 import { Cacher } from "./cacher.ts";
 import { type EtcdClient, GrpcEtcdClient, InProcessEtcdClient } from "./etcd-client.ts";
 import type { Etcd3Store } from "./etcd3-store.ts";
+import type { IndexedTriggerFunc } from "./indexed-watchers.ts";
 import type { Interface } from "./interfaces.ts";
 import { TracedEtcd3Store } from "./traced-store.ts"; // chapter 8: tracing
 
@@ -75,6 +76,8 @@ export interface ResourceStorageOptions {
   newFunc?: () => KubeObject;
   /** An object's key under the prefix (default: `<prefix>/<namespace>/<name>` or `<prefix>/<name>`). */
   keyFunc?: (obj: KubeObject) => string;
+  /** The field the watch cache indexes watchers by (upstream's StoreOptions.TriggerFunc; pods: spec.nodeName). */
+  triggerFunc?: IndexedTriggerFunc;
 }
 
 export interface StorageBackend {
@@ -146,9 +149,9 @@ export async function newStorageBackend(cfg: StorageBackendConfig = {}): Promise
           keyFunc: opts.keyFunc,
           newFunc: opts.newFunc,
           capacity: cfg.watchCacheCapacity,
-          // Upstream indexes pods by spec.nodeName (pod.NodeNameTriggerFunc); the index decides
-          // the watchers' buffer sizes (suggestedWatchChannelSize).
-          indexedTrigger: clean === "/registry/pods" ? "spec.nodeName" : undefined,
+          // Pods: spec.nodeName (pod.NodeNameTriggerFunc) — which watchers an event is offered
+          // to, and the watchers' buffer sizes (suggestedWatchChannelSize).
+          indexedTrigger: opts.triggerFunc,
           watcherBufferSize: cfg.watcherBufferSize,
           bookmarkFrequencyMs: cfg.bookmarkFrequencyMs,
         });

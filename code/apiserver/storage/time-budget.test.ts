@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { KubeObject } from "../../api/meta.ts";
 import { EtcdServer } from "../../store/etcdserver/server.ts";
+import { nodeNameTriggerFunc } from "../registry/strategies/pods.ts";
 import { nextEvents, pod, watchEnded } from "../testing/storage-suite.ts";
 import { CacheWatcher } from "./cache-watcher.ts";
 import { Cacher, type CacherOptions } from "./cacher.ts";
@@ -267,8 +268,8 @@ describe("Cacher: the dispatch time budget", () => {
       }
       return out;
     };
-    expect(await sizes({ indexedTrigger: "spec.nodeName" })).toEqual([10, 10]); // a quiet ring: 100 events
-    expect(await sizes({ indexedTrigger: "spec.nodeName", capacity: 30_000 })).toEqual([400, 10]);
+    expect(await sizes({ indexedTrigger: nodeNameTriggerFunc })).toEqual([10, 10]); // a quiet ring: 100 events
+    expect(await sizes({ indexedTrigger: nodeNameTriggerFunc, capacity: 30_000 })).toEqual([400, 10]);
     expect(await sizes({ capacity: 30_000 })).toEqual([100, 100]);
   });
 });

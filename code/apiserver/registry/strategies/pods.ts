@@ -23,7 +23,7 @@
  * What upstream does differently: DropDisabledPodFields (fields behind disabled feature gates)
  * and the AppArmor annotation/field skew are not modelled.
  *
- * @upstream kubernetes/kubernetes pkg/registry/core/pod/strategy.go (podStrategy, podStatusStrategy, PrepareForCreate, PrepareForUpdate, CheckGracefulDelete, ToSelectableFields, applySchedulingGatedCondition, mutatePodAffinity)
+ * @upstream kubernetes/kubernetes pkg/registry/core/pod/strategy.go (podStrategy, podStatusStrategy, PrepareForCreate, PrepareForUpdate, CheckGracefulDelete, ToSelectableFields, NodeNameTriggerFunc, applySchedulingGatedCondition, mutatePodAffinity)
  * @upstream kubernetes/kubernetes pkg/apis/core/v1/conversion.go (AddFieldLabelConversionsForPod)
  * @chapter 02-apiserver
  */
@@ -169,6 +169,15 @@ export function podSelectableFields(obj: KubeObject): Record<string, string> {
   };
 }
 // #endregion selectable-fields
+
+/**
+ * NodeNameTriggerFunc: pods' index in the watch cache — each kubelet watches its node's pods
+ * (`spec.nodeName=<node>`), and the cacher offers a pod's events only to that node's watchers.
+ */
+export const nodeNameTriggerFunc = {
+  indexName: "spec.nodeName",
+  indexerFunc: (obj: KubeObject): string => (obj as Partial<Pod>).spec?.nodeName ?? "",
+};
 
 const base = baseStrategy(true);
 
