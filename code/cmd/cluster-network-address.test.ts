@@ -9,7 +9,8 @@
  * listening on <ip>: kubectl without `tls-server-name` fails with an x509 error; with
  * `tls-server-name: kubernetes` in the kubeconfig, kubectl and our client both get in.
  * One cluster (and that one extra API server process); `afterAll` kills what they started, even
- * when a test failed. Two machines, and kind, are not tested here (one machine, no docker).
+ * when a test failed. A PKI made before without the address stops a start with the file to
+ * delete, before any process runs. Two machines, and kind, are not tested here (one machine, no docker).
  */
 import { type ChildProcess, execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
@@ -36,6 +37,7 @@ import { spawnScript, stopChild, waitForOutput } from "../testing/child-process.
 import { freePort } from "../testing/ports.ts";
 import { waitFor } from "../testing/wait-for.ts";
 import { apiServerArgs, node } from "./cluster/component-flags.ts";
+import { ClusterLauncher } from "./cluster/launcher.ts";
 import { cmdFile, firstNonLoopbackIPv4 } from "./cluster/preflight.ts";
 import { type ClusterState, killRecorded, readState } from "./cluster/state.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
@@ -180,6 +182,30 @@ describeWithTools(
       expect(exec.stdout).toBe("hello\n");
       expect(exec.stderr).toContain("command terminated with exit code 3");
     }, 240_000);
+
+    it("a PKI made before without the address stops the start before anything runs, saying which file to delete", async () => {
+      const other = mkdtempSync(join(tmpdir(), "cluster-netaddr-pki-"));
+      try {
+        const first = await ensurePKI({ dir: join(other, "pki"), encryptionAlgorithm: "ECDSA-P256" });
+        if (first instanceof PKIError) throw first;
+        const crt = join(other, "pki", "apiserver.crt");
+        const started = ClusterLauncher.start({
+          dir: other,
+          nodes: 1,
+          fakeNodes: 0,
+          etcd: "ours",
+          etcdMembers: 1,
+          ha: 1,
+          advertiseAddress: ip,
+        });
+        await expect(started).rejects.toThrow(
+          `the PKI in ${join(other, "pki")}: certificate apiserver is invalid: it is not valid for the IP address ${ip} (${crt}); delete apiserver.crt to have it made again, or remove the whole cluster with \`npm run cluster -- down\` and start again`,
+        );
+        expect(readdirSync(join(other, "logs"))).toEqual([]); // nothing was started
+      } finally {
+        rmSync(other, { recursive: true, force: true });
+      }
+    });
 
     it("tls-server-name: a serving certificate without the IP fails kubectl with an x509 error, and lets kubectl and our client in when the kubeconfig names a SAN it holds", async () => {
       // A second API server on the cluster's etcd, with the cluster's CA and keys but a serving

@@ -59,7 +59,7 @@ import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
-import { PKIError } from "../../pki/errors.ts";
+import { forceFix, PKIError } from "../../pki/errors.ts";
 import { freePort } from "../../testing/ports.ts";
 import { apiServerArgs, etcdArgs, node, realEtcdArgs } from "./component-flags.ts";
 import { isRunning, type Running, sleep, spawnComponent, waitForLog } from "./component-process.ts";
@@ -215,7 +215,11 @@ export class ClusterLauncher {
       apiServerCertExtraSANs: this.options.advertiseAddress ? [this.options.advertiseAddress] : [],
       encryptionAlgorithm: "ECDSA-P256",
     });
-    if (pki instanceof PKIError) throw new LaunchError(`the PKI in ${pkiDir}: ${pki.message}`);
+    // `npm run cluster` has no --force: its way to start from nothing is `down` (data included).
+    if (pki instanceof PKIError)
+      throw new LaunchError(
+        `the PKI in ${pkiDir}: ${pki.message.replace(forceFix, "remove the whole cluster with `npm run cluster -- down` and start again")}`,
+      );
     this.pkiLayout = pki.layout;
     this.admin = newForConfig(buildConfigFromFlags("", this.kubeconfig, {}));
     this.options.onPKI?.(this.kubeconfig, this.server);
