@@ -8,6 +8,7 @@ import {
   isValidPercent,
   isValidPortName,
   isValidPortNum,
+  isWildcardDNS1123Subdomain,
   nameIsDNSLabel,
   nameIsDNSSubdomain,
   validatePathSegmentName,
@@ -17,6 +18,19 @@ import {
 // including RegexError's double space before each "or".
 
 describe("DNS names", () => {
+  it.each<[string, string[]]>([
+    ["*.example.com", []],
+    ["*.a", []],
+    [
+      "*.*.example.com",
+      [
+        "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. '*.example.com', regex used for validation is '\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+      ],
+    ],
+  ])("isWildcardDNS1123Subdomain(%j)", (value, errors) => {
+    expect(isWildcardDNS1123Subdomain(value)).toEqual(errors);
+  });
+
   it.each<[string, string[]]>([
     ["web-1", []],
     ["1web", []],

@@ -14,7 +14,7 @@
  * - a check returns every problem it finds, in upstream's order; the caller turns each into a
  *   field error on the field it is checking.
  *
- * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label, IsValidPortNum, IsInRange, IsValidPortName, IsConfigMapKey, IsEnvVarName, IsHTTPHeaderName, IsValidPercent, IsValidIP, MaxLenError, RegexError, InclusiveRangeError)
+ * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go (IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain, IsWildcardDNS1123Subdomain, IsDNS1123Label, IsDNS1035Label, IsValidPortNum, IsInRange, IsValidPortName, IsConfigMapKey, IsEnvVarName, IsHTTPHeaderName, IsValidPercent, IsValidIP, MaxLenError, RegexError, InclusiveRangeError)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/validation/generic.go (NameIsDNSSubdomain, NameIsDNSLabel, NameIsDNS1035Label, maskTrailingDash)
  * @upstream kubernetes/kubernetes staging/src/k8s.io/apimachinery/pkg/api/validation/path/name.go (IsValidPathSegmentName, ValidatePathSegmentName)
  * @chapter 02-apiserver
@@ -72,6 +72,20 @@ export function isDNS1123Subdomain(value: string): string[] {
   if (byteLength(value) > 253) errors.push(maxLenError(253));
   if (!DNS1123_SUBDOMAIN_RE.test(value)) {
     errors.push(regexError(DNS1123_SUBDOMAIN_MSG, DNS1123_SUBDOMAIN_FMT, "example.com"));
+  }
+  return errors;
+}
+
+const WILDCARD_DNS1123_SUBDOMAIN_FMT = `\\*\\.${DNS1123_SUBDOMAIN_FMT}`;
+const WILDCARD_DNS1123_SUBDOMAIN_MSG =
+  "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character";
+
+/** IsWildcardDNS1123Subdomain: `*.` and a subdomain — a certificate SAN such as `*.example.com`. */
+export function isWildcardDNS1123Subdomain(value: string): string[] {
+  const errors: string[] = [];
+  if (byteLength(value) > 253) errors.push(maxLenError(253));
+  if (!new RegExp(`^${WILDCARD_DNS1123_SUBDOMAIN_FMT}$`).test(value)) {
+    errors.push(regexError(WILDCARD_DNS1123_SUBDOMAIN_MSG, WILDCARD_DNS1123_SUBDOMAIN_FMT, "*.example.com"));
   }
   return errors;
 }

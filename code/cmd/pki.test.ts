@@ -74,6 +74,44 @@ describe("npm run pki", () => {
     expect(parse(await read("admin.kubeconfig")).clusters[0].cluster.server).toBe("https://10.0.0.1:7443");
   });
 
+  it("--apiserver-cert-extra-sans puts IPs and DNS names in the serving certificate, and --help shows it", async () => {
+    const r = await pki([
+      "--dir",
+      join(dir, "pki"),
+      "--apiserver-cert-extra-sans",
+      "192.0.2.7,api.example.com",
+      "--apiserver-cert-extra-sans=*.lb.example.com",
+    ]);
+    expect(r.stderr).toBe("");
+    const server = new X509Certificate(await read("apiserver.crt"));
+    expect(server.checkIP("192.0.2.7")).toBe("192.0.2.7");
+    expect(server.checkHost("api.example.com")).toBe("api.example.com");
+    expect(server.checkHost("x.lb.example.com")).toBe("*.lb.example.com"); // the wildcard matched
+    expect(server.checkIP("127.0.0.1")).toBe("127.0.0.1"); // the defaults stay
+    // kubeadm's line: which names the serving certificate was signed for.
+    expect(r.stdout).toContain(
+      "[certs] apiserver serving cert is signed for DNS names [kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local localhost api.example.com *.lb.example.com] and IPs [127.0.0.1 ::1 192.0.2.7]",
+    );
+    const help = await pki(["--help"]);
+    expect(help.stdout + help.stderr).toContain("--apiserver-cert-extra-sans");
+  });
+
+  it("stops on an existing serving certificate without a newly asked SAN, naming it and the fix", async () => {
+    const at = join(dir, "pki");
+    expect((await pki(["--dir", at])).code).toBe(0);
+    const key = await read("apiserver.key");
+    const r = await pki(["--dir", at, "--apiserver-cert-extra-sans", "192.0.2.7"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `pki: certificate apiserver is invalid: it is not valid for the IP address 192.0.2.7 (${join(at, "apiserver.crt")}); delete apiserver.crt to have it made again, or re-run with --force to make every key and certificate again\n`,
+    );
+    // The fix it names: without apiserver.crt the next run signs one for the kept key.
+    await rm(join(at, "apiserver.crt"));
+    expect((await pki(["--dir", at, "--apiserver-cert-extra-sans", "192.0.2.7"])).code).toBe(0);
+    expect(new X509Certificate(await read("apiserver.crt")).checkIP("192.0.2.7")).toBe("192.0.2.7");
+    expect(await read("apiserver.key")).toBe(key);
+  });
+
   it("keeps existing keys on a re-run, and makes them anew with --force", async () => {
     const at = join(dir, "pki");
     await pki(["--dir", at]);
@@ -94,6 +132,10 @@ describe("npm run pki", () => {
       [["--dir", dir, "--nodes", "a,a"], 'pki: node name "a" is given twice'],
       [["--dir", dir, "--server", "http://127.0.0.1:6443"], "the API server is reached over https"],
       [["--dir", dir, "--bogus"], "pki: unknown flag: --bogus"],
+      [
+        ["--dir", dir, "--apiserver-cert-extra-sans", "api_server"],
+        'pki: invalid extra SAN "api_server": altname is not a valid IP address, DNS label or a DNS label with subdomain wildcards',
+      ],
     ];
     for (const [argv, message] of cases) {
       const r = await pki(argv);

@@ -1,7 +1,8 @@
 /**
  * pki — the command: make (or complete, or check) the cluster's PKI directory, the way
  * `kubeadm init phase certs all` and `kubeadm init phase kubeconfig all` do, in one run:
- * `npm run pki -- --dir DIR [--nodes a,b,c] [--server URL] [--force]`. Upstream: kubeadm's
+ * `npm run pki -- --dir DIR [--nodes a,b,c] [--server URL] [--apiserver-cert-extra-sans IP,NAME]
+ * [--force]`. Upstream: kubeadm's
  * cmd/kubeadm/app/cmd/phases/init/certs.go and kubeconfig.go.
  *
  * Solves:
@@ -40,6 +41,12 @@ const flags = {
     "append",
   ),
   server: stringFlag("the API server URL every kubeconfig points at", DefaultServer),
+  // kubeadm init's flag, word for word: a host name in --server needs to be one of these names.
+  "apiserver-cert-extra-sans": listFlag(
+    "Optional extra Subject Alternative Names (SANs) to use for the API Server serving certificate. Can be both IP addresses and DNS names.",
+    [],
+    "append",
+  ),
   force: boolFlag("make every key and certificate again (invalidates every credential made before)"),
 };
 // #endregion flags
@@ -48,6 +55,7 @@ interface PKIOptions {
   dir: string;
   nodes: string[];
   server: string;
+  apiServerCertExtraSANs: string[];
   force: boolean;
 }
 
@@ -61,9 +69,16 @@ const pki = command({
     if (!f.dir) return new FlagError("pki", "--dir is required (e.g. npm run pki -- --dir ./pki)");
     if (f.nodes.length === 0)
       return new FlagError("pki", "--nodes needs at least one node name (e.g. --nodes node-1)");
-    const invalid = validateOptions(f.nodes, f.server);
+    const extraSANs = f["apiserver-cert-extra-sans"];
+    const invalid = validateOptions(f.nodes, f.server, extraSANs);
     if (invalid) return new FlagError("pki", invalid.message);
-    return { dir: f.dir, nodes: f.nodes, server: f.server, force: f.force };
+    return {
+      dir: f.dir,
+      nodes: f.nodes,
+      server: f.server,
+      apiServerCertExtraSANs: extraSANs,
+      force: f.force,
+    };
   },
   async start(opts, io) {
     io.stdout(`[certs] Using certificateDir folder "${opts.dir}"\n`);

@@ -25,15 +25,18 @@
  * - kubeadm's kubeconfig files (`admin.conf`, `scheduler.conf`, …) embed their certificate only;
  *   we also write it beside them as `<id>.crt`/`<id>.key`, for components that take files;
  * - the API server certificate also carries the node name, the advertise address and the first
- *   IP of the service CIDR (10.96.0.1) in kubeadm; the miniature listens on loopback only;
+ *   IP of the service CIDR (10.96.0.1) in kubeadm; ours carries the advertise address only when
+ *   it is asked for as an extra SAN (`npm run cluster -- --advertise-address` does), and has no
+ *   service CIDR;
  * - no etcd CA or front-proxy CA: nothing here uses them yet.
  *
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go (KubeadmCertRootCA, KubeadmCertAPIServer, KubeadmCertKubeletClient, GetDefaultCertList)
- * @upstream kubernetes/kubernetes cmd/kubeadm/app/util/pkiutil/pki_helpers.go (GetAPIServerAltNames)
+ * @upstream kubernetes/kubernetes cmd/kubeadm/app/util/pkiutil/pki_helpers.go (GetAPIServerAltNames, appendSANsToAltNames)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/constants/constants.go (CACertAndKeyBaseName, APIServerCertCommonName, ServiceAccountKeyBaseName, SystemPrivilegedGroup, NodesGroup, NodesUserPrefix)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/kubeconfig/kubeconfig.go (getKubeConfigSpecsBase)
  * @chapter 03-api-security
  */
+import { isDNS1123Subdomain, isWildcardDNS1123Subdomain, parseIPSloppy } from "../api/string-validation.ts";
 import type { CertConfig } from "./pki-helpers.ts";
 
 /** The CA's file base name and common name (kubeadm's KubeadmCertRootCA). */
@@ -74,27 +77,46 @@ export interface CertSpec extends CertConfig {
 /**
  * The API server's serving certificate. A client checks the name it dialled against these SANs,
  * so they hold every name a client may use: the loopback addresses it listens on, `localhost`,
- * and the in-cluster names of the `kubernetes` Service (kubeadm's GetAPIServerAltNames, with the
- * default DNS domain `cluster.local`).
+ * the in-cluster names of the `kubernetes` Service (kubeadm's GetAPIServerAltNames, with the
+ * default DNS domain `cluster.local`), and the extra SANs asked for
+ * (`--apiserver-cert-extra-sans`: the machine's address when the cluster is reached over the
+ * network, a load balancer's name).
  */
-export function apiServerCertSpec(): CertSpec {
+export function apiServerCertSpec(extraSANs: readonly string[] = []): CertSpec {
+  const extra = splitCertSANs(extraSANs);
   return {
     id: APIServerCertAndKeyBaseName,
     longName: "certificate for serving the Kubernetes API",
     commonName: APIServerCertCommonName,
     organization: [],
     altNames: {
-      dnsNames: [
+      dnsNames: unique([
         "kubernetes",
         "kubernetes.default",
         "kubernetes.default.svc",
         "kubernetes.default.svc.cluster.local",
         "localhost",
-      ],
-      ips: ["127.0.0.1", "::1"],
+        ...extra.dnsNames,
+      ]),
+      ips: unique(["127.0.0.1", "::1", ...extra.ips]),
     },
     usages: ["serverAuth"],
   };
+}
+
+/**
+ * kubeadm's appendSANsToAltNames: an entry that parses as an IP is an IP SAN, one that is a
+ * DNS-1123 subdomain (or `*.` and one) a DNS SAN. Anything else was refused before
+ * (validateCertSANs), so it is left out here as kubeadm leaves it out.
+ */
+export function splitCertSANs(sans: readonly string[]): { dnsNames: string[]; ips: string[] } {
+  const out = { dnsNames: [] as string[], ips: [] as string[] };
+  for (const san of sans) {
+    if (parseIPSloppy(san)) out.ips.push(san);
+    else if (isDNS1123Subdomain(san).length === 0 || isWildcardDNS1123Subdomain(san).length === 0)
+      out.dnsNames.push(san);
+  }
+  return out;
 }
 // #endregion apiserver-cert
 
@@ -114,6 +136,11 @@ export function apiServerKubeletClientCertSpec(): CertSpec {
     altNames: { dnsNames: [], ips: [] },
     usages: ["clientAuth"],
   };
+}
+
+/** In first-seen order, each once (an extra SAN may repeat a default one). */
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
 }
 
 // #region client-certs

@@ -117,6 +117,7 @@ describe("a first run", () => {
     expect(fixtureProgress).toEqual([
       `[certs] Generating "ca" certificate and key`,
       `[certs] Generating "apiserver" certificate and key`,
+      "[certs] apiserver serving cert is signed for DNS names [kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local localhost] and IPs [127.0.0.1 ::1]",
       `[certs] Generating "apiserver-kubelet-client" certificate and key`,
       ...identities.map(({ id }) => `[certs] Generating "${id}" certificate and key`),
       `[certs] Generating "sa" key and public key`,
@@ -561,6 +562,19 @@ describe("a file that is there and wrong is an error value, never replaced", () 
     expect(error.reason).toBe("Mismatch");
     expect(error.file).toMatch(/admin\.kubeconfig$/);
   });
+
+  it("a serving certificate asked for an extra SAN it does not hold (kubeadm: certificate apiserver is invalid)", async () => {
+    const ip = await broken(async () => {}, { apiServerCertExtraSANs: ["192.0.2.7"] });
+    expect(ip.error.reason).toBe("Mismatch");
+    expect(ip.error.file).toBe(join(ip.dir, "apiserver.crt"));
+    expect(ip.error.message).toBe(
+      `certificate apiserver is invalid: it is not valid for the IP address 192.0.2.7 (${join(ip.dir, "apiserver.crt")}); delete apiserver.crt to have it made again, or re-run with --force to make every key and certificate again`,
+    );
+    const name = await broken(async () => {}, { apiServerCertExtraSANs: ["api.example.com"] });
+    expect(name.error.message).toMatch(
+      /^certificate apiserver is invalid: it is not valid for the DNS name api\.example\.com /,
+    );
+  });
 });
 
 describe("options", () => {
@@ -571,7 +585,35 @@ describe("options", () => {
     expect(bad.message).toMatch(/^invalid node name "Node_1": a lowercase RFC 1123 subdomain/);
     expect((await fail({ dir, nodes: ["a", "a"] })).message).toBe(`node name "a" is given twice`);
     expect((await fail({ dir, server: "http://127.0.0.1:8080" })).reason).toBe("InvalidOption");
+    const san = await fail({ dir, apiServerCertExtraSANs: ["10.0.0.1", "Bad_Name"] });
+    expect(san.reason).toBe("InvalidOption");
+    expect(san.message).toMatch(
+      /^invalid extra SAN "Bad_Name": altname is not a valid IP address, DNS label or a DNS label with subdomain wildcards: a lowercase RFC 1123 subdomain .*; a wildcard DNS-1123 subdomain must start with '\*\.'/,
+    );
     await expect(stat(dir)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("splits extra SANs as kubeadm does: an IP is an IP SAN, a name (or *.name) a DNS SAN; the defaults stay once", async () => {
+    const dir = join(base, "extra-sans");
+    await ok({
+      dir,
+      encryptionAlgorithm: "ECDSA-P256",
+      apiServerCertExtraSANs: [
+        "192.0.2.7",
+        "2001:db8::7",
+        "api.example.com",
+        "*.lb.example.com",
+        "localhost",
+        "127.0.0.1",
+      ],
+    });
+    const server = await cert(dir, "apiserver.crt");
+    expect(server.subjectAltName).toBe(
+      "DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local, DNS:localhost, DNS:api.example.com, DNS:*.lb.example.com, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1, IP Address:192.0.2.7, IP Address:2001:DB8:0:0:0:0:0:7",
+    );
+    // A re-run asking for the same names keeps the certificate.
+    const again = await ok({ dir, apiServerCertExtraSANs: ["api.example.com", "192.0.2.7"] });
+    expect(again.kept).toContain("apiserver.crt");
   });
 
   it("makes ECDSA P-256 keys when asked, for the nodes and the server given, from the time given", async () => {

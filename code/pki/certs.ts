@@ -11,7 +11,11 @@
  *   handed out yesterday keeps working), whatever is missing is made — signed by the CA that is
  *   there, so it joins the existing PKI — and whatever is there and wrong stops the run with a
  *   PKIError naming the file and the fix, never replaced behind the learner's back;
- * - `force` starts again from nothing: every key and certificate is made anew.
+ * - `force` starts again from nothing: every key and certificate is made anew;
+ * - a run asking for more SANs than the existing serving certificate holds (a new
+ *   `--apiserver-cert-extra-sans`) stops as kubeadm's does (validateCertificateWithConfig:
+ *   "certificate apiserver is invalid"), naming the missing name; deleting apiserver.crt is the
+ *   fix: the next run signs a new one for the kept key, and no kubeconfig embeds it.
  *
  * Invariants:
  * - without `force`, no existing file is rewritten, except a kubeconfig whose CA certificate,
@@ -27,7 +31,8 @@
  * - a `ca.crt` without `ca.key` is accepted as long as nothing needs signing (kubeadm's external
  *   CA mode): every certificate must then exist and be signed by it.
  *
- * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certs.go (CreatePKIAssets, CreateServiceAccountKeyAndPublicKeyFiles, writeCertificateAuthorityFilesIfNotExist, writeCertificateFilesIfNotExist)
+ * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certs.go (CreatePKIAssets, CreateServiceAccountKeyAndPublicKeyFiles, writeCertificateAuthorityFilesIfNotExist, writeCertificateFilesIfNotExist, validateCertificateWithConfig)
+ * @upstream kubernetes/kubernetes cmd/kubeadm/app/apis/kubeadm/validation/validation.go (ValidateCertSANs)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/certs/certlist.go (CertificateTree.CreateTree)
  * @upstream kubernetes/kubernetes cmd/kubeadm/app/phases/kubeconfig/kubeconfig.go (CreateJoinControlPlaneKubeConfigFiles, createKubeConfigFileIfNotExists)
  * @chapter 03-api-security
@@ -35,7 +40,7 @@
 import type { KeyObject, X509Certificate } from "node:crypto";
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isDNS1123Subdomain } from "../api/string-validation.ts";
+import { isDNS1123Subdomain, isWildcardDNS1123Subdomain, parseIPSloppy } from "../api/string-validation.ts";
 import {
   APIServerCertAndKeyBaseName,
   APIServerKubeletClientCertAndKeyBaseName,
@@ -77,6 +82,12 @@ export interface EnsurePKIOptions {
   nodes?: readonly string[];
   /** The API server URL the kubeconfigs point at. Default `https://127.0.0.1:6443`. */
   server?: string;
+  /**
+   * kubeadm's `--apiserver-cert-extra-sans`: more names for the API server's serving certificate,
+   * each an IP address or a DNS name (`*.` allowed). An existing certificate without one of them
+   * stops the run (kubeadm's validateCertificateWithConfig), with the fix.
+   */
+  apiServerCertExtraSANs?: readonly string[];
   /** Make every key and certificate again, overwriting what is there. */
   force?: boolean;
   /** The key type of new keys; existing keys are kept whatever their type. Default RSA-2048. */
@@ -183,7 +194,8 @@ interface Loaded {
 export async function ensurePKI(options: EnsurePKIOptions): Promise<EnsurePKIResult | PKIError> {
   const nodes = options.nodes ?? DefaultNodes;
   const server = options.server ?? DefaultServer;
-  const invalid = validateOptions(nodes, server);
+  const extraSANs = options.apiServerCertExtraSANs ?? [];
+  const invalid = validateOptions(nodes, server, extraSANs);
   if (invalid) return invalid;
 
   const run: Run = {
@@ -205,7 +217,7 @@ export async function ensurePKI(options: EnsurePKIOptions): Promise<EnsurePKIRes
   const leaves = new Map<string, Loaded>();
   const made = await inBatches(
     run,
-    [apiServerCertSpec(), apiServerKubeletClientCertSpec(), ...clients],
+    [apiServerCertSpec(extraSANs), apiServerKubeletClientCertSpec(), ...clients],
     (r, spec) => ensureCertAndKey(r, spec, ca),
   );
   if (made instanceof PKIError) return made;
@@ -267,7 +279,11 @@ async function inBatches<S, T>(
 }
 
 /** The options ensurePKI refuses before touching a file (the pki command checks them as flags). */
-export function validateOptions(nodes: readonly string[], server: string): PKIError | undefined {
+export function validateOptions(
+  nodes: readonly string[],
+  server: string,
+  extraSANs: readonly string[] = [],
+): PKIError | undefined {
   const seen = new Set<string>();
   for (const name of nodes) {
     const problems = isDNS1123Subdomain(name);
@@ -287,6 +303,20 @@ export function validateOptions(nodes: readonly string[], server: string): PKIEr
     return new PKIError(
       "InvalidOption",
       `invalid server URL "${server}": the API server is reached over https`,
+    );
+  }
+  return validateCertSANs(extraSANs);
+}
+
+/** kubeadm's ValidateCertSANs: each extra SAN is an IP, a DNS subdomain, or `*.` and one. */
+export function validateCertSANs(sans: readonly string[]): PKIError | undefined {
+  for (const san of sans) {
+    const dns = isDNS1123Subdomain(san);
+    const wildcard = isWildcardDNS1123Subdomain(san);
+    if (dns.length === 0 || wildcard.length === 0 || parseIPSloppy(san)) continue;
+    return new PKIError(
+      "InvalidOption",
+      `invalid extra SAN "${san}": altname is not a valid IP address, DNS label or a DNS label with subdomain wildcards: ${dns.join("; ")}; ${wildcard.join("; ")}`,
     );
   }
   return undefined;
@@ -386,6 +416,11 @@ async function ensureCertAndKey(run: Run, spec: CertSpec, ca: Loaded): Promise<L
     const cert = await newSignedCert(spec, key, ca as CertAndKey, run.now);
     const certPEM = encodeCertPEM(cert);
     await writeFileWhole(run, certFile, certPEM, 0o644);
+    // kubeadm's line for a serving certificate: which names a client may dial it by.
+    if (spec.usages.includes("serverAuth"))
+      run.progress(
+        `[certs] ${spec.id} serving cert is signed for DNS names [${spec.altNames.dnsNames.join(" ")}] and IPs [${spec.altNames.ips.join(" ")}]`,
+      );
     return { cert, certPEM, key, keyPEM, fresh: true };
   }
 

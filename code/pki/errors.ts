@@ -44,8 +44,11 @@ export class PKIError extends Error {
   }
 }
 
+/** The second half of every fix: a tool that has no `--force` (the cluster launcher) says its own. */
+export const forceFix = "re-run with --force to make every key and certificate again";
+
 /** The fix every file error ends with. */
 export function fixHint(...files: string[]): string {
   const which = files.length === 1 ? files[0] : `${files.slice(0, -1).join(", ")} and ${files.at(-1)}`;
-  return `delete ${which} to have it made again, or re-run with --force to make every key and certificate again`;
+  return `delete ${which} to have it made again, or ${forceFix}`;
 }

@@ -50,13 +50,21 @@ export function realEtcdArgs(
 // #endregion etcd-flags
 
 // #region apiserver-flags
-/** HTTPS with the chapter-3 PKI, Node,RBAC, NodeRestriction, ServiceAccount tokens, the kubelets' client. */
-export function apiServerArgs(l: PKILayout, port: number, etcdURLs: string[]): string[] {
+/**
+ * HTTPS with the chapter-3 PKI, Node,RBAC, NodeRestriction, ServiceAccount tokens, the kubelets'
+ * client; listening on `bindAddress` (127.0.0.1 unless the cluster runs over a network address).
+ */
+export function apiServerArgs(
+  l: PKILayout,
+  port: number,
+  etcdURLs: string[],
+  bindAddress = "127.0.0.1",
+): string[] {
   return [
     ...node("kube-apiserver"),
     `--etcd-servers=${etcdURLs.join(",")}`,
     `--secure-port=${port}`,
-    "--bind-address=127.0.0.1",
+    `--bind-address=${bindAddress}`,
     `--tls-cert-file=${l.apiServerCert}`,
     `--tls-private-key-file=${l.apiServerKey}`,
     `--client-ca-file=${l.caCert}`,

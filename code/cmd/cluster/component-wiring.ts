@@ -10,7 +10,8 @@
  *
  * Invariants:
  * - a rewritten kubeconfig keeps the cluster's CA and its server name: the proxy listens on
- *   127.0.0.1, the same IP the serving certificate names, so TLS verifies through it;
+ *   127.0.0.1, an IP the serving certificate always names (`--advertise-address` or not), so
+ *   TLS verifies through it;
  * - token `n` of a component is `<component>-token-<n>` for user `system:<component>` with uid
  *   `<component>#<n>`: the audit event's `user.uid` says which process wrote.
  *
@@ -49,8 +50,7 @@ export function componentKubeconfig(
   o: { proxyAddress?: string; component?: string; token?: number },
 ): string {
   let text = original;
-  if (o.proxyAddress)
-    text = text.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://${o.proxyAddress}`);
+  if (o.proxyAddress) text = text.replace(/server: https:\/\/\S+/, `server: https://${o.proxyAddress}`);
   if (o.token !== undefined && o.component)
     text = text.replace(
       /users:[\s\S]*$/,

@@ -74,10 +74,34 @@ describe("cluster start flags", () => {
     for (const m of [error(["--ha=5"]), error(["--nodes=-1"])]) expect(m).not.toContain("\n");
   });
 
+  it("run over a network address with --advertise-address (the API server binding there unless --bind-address says), refusing what it would not listen on", () => {
+    expect(options(["--advertise-address=192.0.2.2"])).toMatchObject({ advertiseAddress: "192.0.2.2" });
+    expect(options(["--advertise-address=192.0.2.2"]).bindAddress).toBeUndefined();
+    expect(options(["--advertise-address=192.0.2.2", "--bind-address=0.0.0.0"])).toMatchObject({
+      advertiseAddress: "192.0.2.2",
+      bindAddress: "0.0.0.0",
+    });
+    expect(options(["--bind-address=0.0.0.0"])).toMatchObject({ bindAddress: "0.0.0.0" });
+    expect(error(["--advertise-address=myhost"])).toBe(
+      "cluster start: --advertise-address=myhost: use an IP address of this machine (e.g. its eth0's)",
+    );
+    expect(error(["--advertise-address=0.0.0.0"])).toContain(
+      "clients dial it, so use one address of this machine; --bind-address=0.0.0.0 listens on every interface",
+    );
+    expect(error(["--bind-address=192.0.2.2"])).toBe(
+      "cluster start: --bind-address=192.0.2.2: the kubeconfigs point at 127.0.0.1, where the API server would not listen; use --advertise-address=192.0.2.2, or --bind-address=0.0.0.0",
+    );
+    expect(error(["--bind-address=any"])).toContain("use an IP address (0.0.0.0: every interface)");
+  });
+
   it("print the usage with --help, and take only --dir for the other subcommands", () => {
     const p = parseStartFlags(["--help"]);
     expect(p).toHaveProperty("usage");
     expect((p as { usage: string }).usage).toMatch(/--fake-nodes\s+hollow nodes/);
+    expect((p as { usage: string }).usage).toMatch(/--advertise-address\s+the IP address of this machine/);
+    expect((p as { usage: string }).usage).toMatch(
+      /--bind-address\s+the IP address the API server listens on/,
+    );
     expect(parseDirFlags("status", ["--nodes=3"])).toBeInstanceOf(FlagError);
     expect(parseDirFlags("stop", ["--dir=/tmp/c"])).toEqual({ options: { dir: "/tmp/c" } });
   });

@@ -9,6 +9,9 @@
  * Solves:
  * - `--nodes 3`, `--fake-nodes 1000`, `--ha` (2 of each) or `--ha=3`, `--etcd=real`,
  *   `--etcd-members=3`, `--tracing=false` and `--dir` read the same way for every subcommand;
+ * - `--advertise-address=<ip>` (with `--bind-address`) runs the cluster over the machine's
+ *   network address instead of 127.0.0.1, as local-up-cluster.sh's API_HOST_IP, API_BIND_ADDR
+ *   and KUBELET_HOST do; an address the API server would not listen on is refused;
  * - a combination the cluster cannot run is refused before anything starts: our etcd has no
  *   peer protocol, so three members need the real etcd (`--etcd=real --etcd-members=3`).
  *
@@ -17,6 +20,7 @@
  */
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseIPSloppy } from "../../api/string-validation.ts";
 import {
   boolFlag,
   type Flag,
@@ -79,6 +83,16 @@ export const startFlags = {
     "record every component's spans (every trace) in <dir>/traces.jsonl, for `npm run cluster -- trace <pod>`; --tracing=false: none",
     true,
   ),
+  // hack/local-up-cluster.sh's API_HOST_IP / KUBELET_HOST (and kube-apiserver's name for it): the
+  // one address the cluster is reached at; kubeadm puts it in the serving certificate too.
+  "advertise-address": stringFlag(
+    "the IP address of this machine the cluster is reached at: the API server listens there, its serving certificate holds it, every kubeconfig points at https://<it>:<port> and each kubelet reports it as its node's InternalIP (--node-ip); unset: 127.0.0.1, this machine only",
+    "",
+  ),
+  "bind-address": stringFlag(
+    "the IP address the API server listens on: 0.0.0.0 for every interface (upstream's default); unset: --advertise-address, or 127.0.0.1",
+    "",
+  ),
   "view-port": intFlag(
     "the live cluster view's port on 127.0.0.1 (0: any free port; busy: another is taken)",
     8090,
@@ -105,7 +119,23 @@ export interface StartOptions {
   viewPort: number;
   /** A span collector and every component tracing to it (tracing-wiring.ts). */
   tracing: boolean;
+  /** `--advertise-address`: the IP clients and the API server dial (kubeconfigs, SAN, --node-ip); unset: 127.0.0.1. */
+  advertiseAddress?: string;
+  /** `--bind-address`: where the API server listens; unset: the advertise address. */
+  bindAddress?: string;
 }
+
+/** The address the kubeconfigs point at and the kubelets report: `--advertise-address` or loopback. */
+export function clusterAddress(o: { advertiseAddress?: string }): string {
+  return o.advertiseAddress || "127.0.0.1";
+}
+
+/** `host:port` for a URL: an IPv6 address in brackets. */
+export function hostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+const unspecified = (ip: string) => ip === "0.0.0.0" || ip === "::";
 
 /** What a subcommand's command line asks for: its options, `--help`'s text, or the one-line error. */
 export type Parsed<O> = { options: O } | { usage: string } | FlagError;
@@ -142,6 +172,21 @@ export function parseStartFlags(argv: string[]): Parsed<StartOptions> {
       `--etcd-members=${f["etcd-members"]}: our etcd runs one member (no peer protocol); add --etcd=real`,
     );
   if (f.nodes + f["fake-nodes"] === 0) return fail("no nodes: use --nodes 1 or more (or --fake-nodes)");
+  const advertise = f["advertise-address"];
+  const bind = f["bind-address"];
+  if (advertise && !parseIPSloppy(advertise))
+    return fail(`--advertise-address=${advertise}: use an IP address of this machine (e.g. its eth0's)`);
+  if (advertise && unspecified(advertise))
+    return fail(
+      `--advertise-address=${advertise}: clients dial it, so use one address of this machine; --bind-address=${advertise} listens on every interface`,
+    );
+  if (bind && !parseIPSloppy(bind))
+    return fail(`--bind-address=${bind}: use an IP address (0.0.0.0: every interface)`);
+  const address = clusterAddress({ advertiseAddress: advertise });
+  if (bind && !unspecified(bind) && bind !== address)
+    return fail(
+      `--bind-address=${bind}: the kubeconfigs point at ${address}, where the API server would not listen; use --advertise-address=${bind}, or --bind-address=0.0.0.0`,
+    );
   return {
     options: {
       dir: resolve(f.dir),
@@ -152,6 +197,8 @@ export function parseStartFlags(argv: string[]): Parsed<StartOptions> {
       ha: f.ha,
       viewPort: f["view-port"],
       tracing: f.tracing,
+      ...(advertise ? { advertiseAddress: advertise } : {}),
+      ...(bind ? { bindAddress: bind } : {}),
     },
   };
 }

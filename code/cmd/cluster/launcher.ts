@@ -27,7 +27,15 @@
  *   etcd and API server flags component-flags.ts's, the checks before a start preflight.ts's,
  *   how one process is spawned, logged and waited for component-process.ts's;
  * - `tracing` (on for `npm run cluster`, off unless asked for elsewhere): a span collector in
- *   this process and every component pointed at it (tracing-wiring.ts), closed after they stop.
+ *   this process and every component pointed at it (tracing-wiring.ts), closed after they stop;
+ * - `advertiseAddress` (`--advertise-address`, local-up-cluster.sh's API_HOST_IP and
+ *   KUBELET_HOST): the cluster over the machine's network address — the API server listens
+ *   there (or on `bindAddress`), its serving certificate holds it, every kubeconfig points at it
+ *   and each kubelet reports it as its InternalIP (`--node-ip`), which the API server dials for
+ *   logs and exec. It is not passed to the API server as upstream's `--advertise-address`: that
+ *   flag publishes the IP in the `kubernetes` Service's endpoints, which ours does not keep.
+ *   etcd, the span collector and the other components' own ports stay on 127.0.0.1: only the
+ *   API server and the kubelets are dialled by another process over the network.
  *
  * Invariants:
  * - `stop()` leaves nothing running, whatever the state: components (SIGCONT for a stopped one,
@@ -51,13 +59,12 @@ import type { Event as AuditEvent } from "../../apiserver/audit/event.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
-import { PKIError } from "../../pki/errors.ts";
+import { forceFix, PKIError } from "../../pki/errors.ts";
 import { freePort } from "../../testing/ports.ts";
 import { apiServerArgs, etcdArgs, node, realEtcdArgs } from "./component-flags.ts";
 import { isRunning, type Running, sleep, spawnComponent, waitForLog } from "./component-process.ts";
 import { ComponentWiring, leaderIdentityIn, readAuditLog } from "./component-wiring.ts";
-import type { StartOptions } from "./flags.ts";
-import { repoRoot } from "./flags.ts";
+import { clusterAddress, hostPort, repoRoot, type StartOptions } from "./flags.ts";
 import { LaunchError, preflight, tail, which } from "./preflight.ts";
 import { type ComponentKind, type ComponentState, containerProcesses, signal } from "./state.ts";
 import { ClusterTracing } from "./tracing-wiring.ts";
@@ -192,7 +199,8 @@ export class ClusterLauncher {
   private async writePKI(): Promise<void> {
     const pkiDir = join(this.dir, "pki");
     const port = await freePort();
-    this.server = `https://127.0.0.1:${port}`;
+    // Every kubeconfig (admin's, each component's, each hollow node's) dials this URL.
+    this.server = `https://${hostPort(clusterAddress(this.options), port)}`;
     // The kubeconfigs name the API server's URL, and its port is picked anew at each start:
     // they are derived files, written again; the CA, keys and certificates are kept.
     if (existsSync(pkiDir))
@@ -202,9 +210,16 @@ export class ClusterLauncher {
       dir: pkiDir,
       nodes: this.nodeNames,
       server: this.server,
+      // kubeadm puts the advertise address in the serving certificate: a client dials it there.
+      // A PKI made before without it stops here, with the fix (delete apiserver.crt).
+      apiServerCertExtraSANs: this.options.advertiseAddress ? [this.options.advertiseAddress] : [],
       encryptionAlgorithm: "ECDSA-P256",
     });
-    if (pki instanceof PKIError) throw new LaunchError(`the PKI in ${pkiDir}: ${pki.message}`);
+    // `npm run cluster` has no --force: its way to start from nothing is `down` (data included).
+    if (pki instanceof PKIError)
+      throw new LaunchError(
+        `the PKI in ${pkiDir}: ${pki.message.replace(forceFix, "remove the whole cluster with `npm run cluster -- down` and start again")}`,
+      );
     this.pkiLayout = pki.layout;
     this.admin = newForConfig(buildConfigFromFlags("", this.kubeconfig, {}));
     this.options.onPKI?.(this.kubeconfig, this.server);
@@ -244,7 +259,12 @@ export class ClusterLauncher {
   private async startAPIServer(etcdURLs: string[]): Promise<void> {
     const port = Number(new URL(this.server).port);
     this.spawn("kube-apiserver", "kube-apiserver", port, [
-      ...apiServerArgs(this.pkiLayout!, port, etcdURLs),
+      ...apiServerArgs(
+        this.pkiLayout!,
+        port,
+        etcdURLs,
+        this.options.bindAddress || clusterAddress(this.options),
+      ),
       ...this.wiring.apiServerArgs(this.options.auditPolicy),
       ...this.tracingArgs(),
     ]);
@@ -322,6 +342,8 @@ export class ClusterLauncher {
       `--root-dir=${rootDir}`,
       `--port=${port}`,
       `--pod-cidr=10.244.${i}.0/24`,
+      // The Node's InternalIP: where the API server dials this kubelet for logs and exec.
+      ...(this.options.advertiseAddress ? [`--node-ip=${this.options.advertiseAddress}`] : []),
       "--runtime=process",
       ...(this.tracing?.kubeletArgs() ?? []),
       // N kubelets on one machine: no fixed healthz or read-only port.

@@ -66,7 +66,7 @@ export interface ClusterState {
   startedAt: string;
   /** Absolute. */
   dir: string;
-  /** https://127.0.0.1:<port>: the API server. */
+  /** https://127.0.0.1:<port> (or the --advertise-address): the API server. */
   server: string;
   /** The admin kubeconfig, absolute. */
   kubeconfig: string;
