@@ -54,7 +54,7 @@
  * the identity, which upstream only shows in the `LeaderElection` events on the Lease.
  *
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/server.go (NewSchedulerCommand, runCommand, Run, Setup, newHealthEndpointsAndMetricsHandler, Option, WithPlugin)
- * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (Options, Flags, ApplyTo, Config)
+ * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (Options, Flags, ApplyTo, Config, createClients: client and eventClient)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/deprecated.go (--kube-api-qps, --kube-api-burst)
  * @upstream kubernetes/kubernetes cmd/kube-scheduler/app/options/options.go (ApplyLeaderElectionTo, makeLeaderElectionConfig)
  * @chapter 05-scheduler
@@ -205,11 +205,19 @@ const kubeScheduler = command({
     const log = (line: string) => io.stderr(`${line}\n`);
     log(`"Starting Kubernetes Scheduler" version="${versionInfo.gitVersion}"`);
     const client = newForConfig(opts.rest);
+    // Events get a clientset of their own, as upstream's createClients: its own rate limiter, so
+    // a burst of Scheduled/FailedScheduling events never waits in line with the bindings.
+    const eventClient = newForConfig(opts.rest);
+    const closeClients = () => {
+      client.closeIdleConnections();
+      eventClient.closeIdleConnections();
+    };
     const tracerProvider = newProvider(opts.tracing, "kube-scheduler"); // chapter 8
     let scheduler: KubeScheduler;
     try {
       scheduler = newScheduler({
         client,
+        eventClient,
         tracerProvider,
         config: opts.config,
         explain: opts.explain,
@@ -219,7 +227,7 @@ const kubeScheduler = command({
       });
     } catch (e) {
       io.stderr(`kube-scheduler: couldn't create scheduler: ${(e as Error).message}\n`);
-      client.closeIdleConnections();
+      closeClients();
       return undefined;
     }
     const le = opts.leaderElection;
@@ -233,7 +241,7 @@ const kubeScheduler = command({
         io.stderr(
           `kube-scheduler: failed to listen on ${opts.bindAddress}:${opts.securePort}: ${(e as Error).message}\n`,
         );
-        client.closeIdleConnections();
+        closeClients();
         return undefined;
       }
       const addr = server.address() as AddressInfo;
@@ -275,7 +283,7 @@ const kubeScheduler = command({
           log(`Received ${signal}; shutting down`);
           await scheduler.stop();
           await closeServer();
-          client.closeIdleConnections();
+          closeClients();
           await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
         },
       };
@@ -291,7 +299,7 @@ const kubeScheduler = command({
     // Upstream's Config: the first profile's scheduler name records the election, as core/v1
     // Events on the Lease (a legacy recorder), so `kubectl describe lease` shows who led when.
     const leaseEvents = newLeaseEventRecorder(
-      client,
+      eventClient,
       [...scheduler.profiles.keys()][0] ?? "default-scheduler",
     );
     const elector = newLeaderElectorFromConfiguration(
@@ -343,7 +351,7 @@ const kubeScheduler = command({
         // "stopped leading" reaches the Lease, unless the API server is away: 2 s at most, then dropped.
         await flushLeaseEvents(leaseEvents);
         await closeServer();
-        client.closeIdleConnections();
+        closeClients();
         await tracerProvider.shutdown().catch(() => {}); // chapter 8: the last spans
       },
     };

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Pod } from "../api/core.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
+import { TokenBucket } from "../client/util/flowcontrol/token-bucket.ts";
 import { type KubeScheduler, newScheduler, updatePodViaAPI } from "./scheduler.ts";
 import { makeNode, makePod } from "./testing/wrappers.ts";
 
@@ -119,5 +120,37 @@ describe("newScheduler against a real API server", () => {
     await s?.loop();
     expect(s?.ready()).toBe(false);
     s = undefined;
+  });
+
+  it("writes its Events through eventClient when it has one (kube-scheduler's own clientset for events)", async () => {
+    // Each request of a clientset waits on its own rate limiter first: counting each limiter's
+    // accepts tells which clientset the Scheduled event went through.
+    const asked = { client: 0, events: 0 };
+    const counted = (who: keyof typeof asked) =>
+      new (class extends TokenBucket {
+        override async accept(signal?: AbortSignal) {
+          asked[who]++;
+          return super.accept(signal);
+        }
+      })(1000, 1000);
+    const main = newForConfig({ host: server.url, rateLimiter: counted("client") });
+    const events = newForConfig({ host: server.url, rateLimiter: counted("events") });
+    const one = newScheduler({ client: main, eventClient: events, onError: (e) => errors.push(e.message) });
+    try {
+      expect(await one.start()).toBe(true);
+      await client.coreV1.pods("default").create(newPod("evented", "1"));
+      const scheduled = await eventually(async () => {
+        const list = await client.coreV1.events("default").list({});
+        return list.items.find((e) => e.involvedObject?.name === "evented" && e.reason === "Scheduled");
+      }, "the Scheduled event of evented");
+      expect(scheduled.message).toMatch(/^Successfully assigned default\/evented to n1$/);
+      expect(asked.events, JSON.stringify(asked)).toBeGreaterThan(0);
+      // The binding and the informers' lists and watches: the scheduler's own clientset.
+      expect(asked.client, JSON.stringify(asked)).toBeGreaterThan(0);
+    } finally {
+      await one.stop();
+      main.closeIdleConnections();
+      events.closeIdleConnections();
+    }
   });
 });

@@ -69,6 +69,12 @@ export const defaultSchedulerConfiguration = (): SchedulerConfiguration => ({
 export interface NewSchedulerOptions {
   client: Clientset;
   /**
+   * The clientset Events are written through (default: `client`). kube-scheduler gives them one
+   * of their own (upstream's createClients: `client` and `eventClient`), so events and bindings
+   * do not share one QPS budget.
+   */
+  eventClient?: Clientset;
+  /**
    * chapter 5: false when the API server does not serve policy/v1 poddisruptionbudgets
    * (preemption then sees no budgets); default true, as upstream always lists them.
    */
@@ -267,7 +273,7 @@ export function newScheduler(o: NewSchedulerOptions): KubeScheduler {
     [...profiles.keys()].map((name) => [
       name,
       newEventRecorder(
-        o.client,
+        o.eventClient ?? o.client,
         name,
         { group: "", version: "v1", kind: "Pod" },
         { clock, onError: (e) => onError(e instanceof Error ? e : new Error(String(e))) },
