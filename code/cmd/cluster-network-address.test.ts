@@ -41,6 +41,7 @@ import { ClusterLauncher } from "./cluster/launcher.ts";
 import { cmdFile, firstNonLoopbackIPv4 } from "./cluster/preflight.ts";
 import { type ClusterState, killRecorded, readState } from "./cluster/state.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
+import { startSleeperPod } from "./testing/sleeper-pod.ts";
 
 const clusterFile = new URL("./cluster.ts", import.meta.url).pathname;
 const hookTimeout = 300_000;
@@ -146,22 +147,7 @@ describeWithTools(
     });
 
     it("runs kubectl logs and kubectl exec: the API server dials the kubelet at that InternalIP", async () => {
-      const admin = newForConfig(buildConfigFromFlags("", state!.kubeconfig, {}));
-      try {
-        await admin.coreV1.pods("default").create({
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: { name: "sleeper" },
-          spec: { containers: [{ name: "app", image: "course/sleeper:1.0" }] },
-        });
-        await waitFor(
-          "pod sleeper Running",
-          async () => (await admin.coreV1.pods("default").get("sleeper")).status?.phase === "Running",
-          180_000,
-        );
-      } finally {
-        admin.closeIdleConnections();
-      }
+      await startSleeperPod(state!.kubeconfig, 180_000);
       const logs = await waitFor(
         "the container's first line through kubectl logs",
         async () => {

@@ -31,6 +31,7 @@ import { ClusterLauncher } from "./cluster/launcher.ts";
 import { type ClusterState, type ComponentState, killRecorded, readState } from "./cluster/state.ts";
 import { formatTimeline, gatherPodSpans, milestones, parseSpans } from "./cluster/trace.ts";
 import { type CommandProcess, startCommand } from "./testing/command-process.ts";
+import { startSleeperPod } from "./testing/sleeper-pod.ts";
 
 const clusterFile = new URL("./cluster.ts", import.meta.url).pathname;
 /** `--fake-nodes` is tested once kubemark (chapter 8, another branch) is in the checkout. */
@@ -288,22 +289,7 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
   }, 420_000);
 
   it("stops from a third process, leaving no component and no container running", async () => {
-    const admin = newForConfig(buildConfigFromFlags("", state!.kubeconfig, {}));
-    try {
-      await admin.coreV1.pods("default").create({
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "sleeper" },
-        spec: { containers: [{ name: "app", image: "course/sleeper:1.0" }] },
-      });
-      await waitFor(
-        "the pod Running",
-        async () => (await admin.coreV1.pods("default").get("sleeper")).status?.phase === "Running",
-        120_000,
-      );
-    } finally {
-      admin.closeIdleConnections();
-    }
+    await startSleeperPod(state!.kubeconfig, 120_000);
     const before = recorded(readState(dir)!);
     expect(before.filter((p) => p.what.startsWith("container")).length).toBeGreaterThan(0);
     expect(stillRunning(before)).toHaveLength(before.length);
