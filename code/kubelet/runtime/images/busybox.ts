@@ -9,7 +9,8 @@
  *   files: every path goes through `containerPath`, so /tmp/healthy is the container's own.
  * - one bundle for all applets, chosen by the first argument, as busybox picks by argv[0].
  *
- * The shell: words with '…' and "…" quoting and `$VAR`/`${VAR}` expansion, commands joined by
+ * The shell: words with '…' and "…" quoting and `$VAR`/`${VAR}` expansion, `sh -c script a b`'s
+ * positional parameters (`$0` is `a`, `$1` is `b`, `$#` their count, as POSIX sh), commands joined by
  * `;`, `&&`, `||` or newlines, `> file` / `>> file` redirection, `exit [n]`; without `-c` it
  * reads commands from stdin. No pipes, globs, variables assignment or control flow.
  * A command that is not an applet fails as a shell says it: `sh: foo: not found`, exit 127.
@@ -140,8 +141,21 @@ interface Command {
   join: ";" | "&&" | "||";
 }
 
-/** Splits a script into commands (the tiny subset described in the header). */
-export function parseScript(script: string, env: NodeJS.ProcessEnv = process.env): Command[] {
+/**
+ * Splits a script into commands (the tiny subset described in the header). `positional` is
+ * `sh -c script name args…`'s operands after the script: `$0` is the first (the shell's name,
+ * "sh", when there is none), `$1`… the rest, and `$#` how many of those rest there are.
+ */
+export function parseScript(
+  script: string,
+  env: NodeJS.ProcessEnv = process.env,
+  positional: string[] = [],
+): Command[] {
+  const [zero = "sh", ...rest] = positional;
+  const special: Record<string, string> = { "0": zero, "#": String(rest.length) };
+  rest.forEach((arg, n) => {
+    special[String(n + 1)] = arg;
+  });
   const commands: Command[] = [];
   let words: string[] = [];
   let word: string | undefined;
@@ -162,9 +176,12 @@ export function parseScript(script: string, env: NodeJS.ProcessEnv = process.env
     redirect = undefined;
   };
   const expand = (s: string, i: number): [string, number] => {
-    const m = /^\$(?:\{(\w+)\}|(\w+|\?))/.exec(s.slice(i));
+    // A digit after `$` is one positional parameter ("$10" is $1 then "0", as POSIX sh reads it).
+    const m = /^\$(?:\{(\w+|#)\}|(\d|#|\?|\w+))/.exec(s.slice(i));
     if (!m) return ["$", i + 1];
-    return [env[m[1] ?? m[2]] ?? "", i + m[0].length];
+    const name = m[1] ?? m[2];
+    const value = /^\d+$/.test(name) || name === "#" ? special[name] : env[name];
+    return [value ?? "", i + m[0].length];
   };
   let i = 0;
   while (i < script.length) {
@@ -215,10 +232,10 @@ export function parseScript(script: string, env: NodeJS.ProcessEnv = process.env
 }
 
 /** Runs the commands in order, honouring `&&`/`||`; the status is the last command's. */
-async function runScript(script: string): Promise<number> {
+async function runScript(script: string, positional: string[] = []): Promise<number> {
   let status = 0;
   let skip = false;
-  for (const cmd of parseScript(script)) {
+  for (const cmd of parseScript(script, process.env, positional)) {
     if (!skip) {
       const [name, ...args] = cmd.words;
       if (name === "exit") process.exit(args[0] === undefined ? status : Number(args[0]));
@@ -240,7 +257,7 @@ async function runScript(script: string): Promise<number> {
 }
 
 async function shell(args: string[]): Promise<number> {
-  if (args[0] === "-c") return runScript(args[1] ?? "");
+  if (args[0] === "-c") return runScript(args[1] ?? "", args.slice(2));
   // Interactive (`kubectl exec -it … -- sh`): one line, one script; a prompt when there is a TTY.
   const tty = process.env.TERM !== undefined;
   const prompt = () => tty && process.stdout.write("/ # ");
