@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Pod } from "../../api/core.ts";
 import { FakeClock } from "../../client/util/clock.ts";
 import type { PodUpdate } from "../types/pod-update.ts";
@@ -61,6 +61,40 @@ describe("PodConfig.merge", () => {
     expect(got[0].pods[0].metadata.annotations?.["kubernetes.io/config.seen"]).toBe(
       "2026-03-01T00:00:00.000Z",
     );
+  });
+
+  it("copies and compares only the pods whose object changed since the previous SET", () => {
+    const config = new PodConfig(new FakeClock(0));
+    const got: PodUpdate[] = [];
+    config.onUpdate((u) => got.push(u));
+    const set = (pods: Pod[]) => config.channel("api")({ pods, op: "SET", source: "api" });
+    // As the reflector's store: one object per pod, replaced by a new object when the pod changes.
+    const pods = Array.from({ length: 30 }, (_, i) => pod(`p${i}`));
+    set(pods);
+    expect(got.map((u) => [u.op, u.pods.length])).toEqual([["ADD", 30]]);
+
+    const copies = vi.spyOn(globalThis, "structuredClone");
+    try {
+      got.length = 0;
+      pods[7] = pod("p7", { status: { phase: "Running" } });
+      set([...pods]);
+      expect(copies).toHaveBeenCalledTimes(1); // p7's new object, not the 29 unchanged ones
+      expect(got.map((u) => [u.op, u.pods.map((p) => p.metadata.uid)])).toEqual([["RECONCILE", ["p7"]]]);
+
+      // The same objects again: nothing changed, nothing sent, nothing copied.
+      got.length = 0;
+      set([...pods]);
+      expect(copies).toHaveBeenCalledTimes(1);
+      expect(got).toEqual([]);
+
+      // An equal pod in a new object (a relist decodes every pod anew) is copied and compared.
+      pods[3] = pod("p3");
+      set([...pods]);
+      expect(copies).toHaveBeenCalledTimes(2);
+      expect(got).toEqual([]);
+    } finally {
+      copies.mockRestore();
+    }
   });
 });
 

@@ -17,6 +17,14 @@
  *   gained a deletionTimestamp); a change to the status alone is a RECONCILE.
  * - per merge the updates go out in the order REMOVE, ADD, UPDATE, DELETE, RECONCILE; the first
  *   SET of a source with nothing to add still sends an empty ADD, so the source counts as seen.
+ * - a pod the SET carries as the very object of the previous SET is unchanged: it is neither
+ *   copied nor compared again. A source sends a new object for a pod that changed (the
+ *   reflector's store holds the object each watch event decoded; the file source reads its
+ *   files anew), so a SET after one pod's event costs one copy, not one per pod on the node.
+ *
+ * What upstream does differently: upstream does not copy the source's pods at all; it writes the
+ * source annotations onto the objects the source sent (pkg/kubelet/config/config.go,
+ * updatePodsFunc). The copy here keeps a source's objects — the reflector's store — untouched.
  *
  * @upstream kubernetes/kubernetes pkg/kubelet/config/config.go (PodConfig, podStorage, Merge, merge, checkAndUpdatePod, podsDifferSemantically, recordFirstSeenTimestamp, updateAnnotations, seenSources)
  * @chapter 07-kubelet
@@ -51,6 +59,8 @@ export class PodConfig {
   private pods = new Map<string, Map<string, Pod>>();
   private sourcesSeen = new Set<string>();
   private listeners: ((u: PodUpdate) => void)[] = [];
+  /** Each pod kept (our copy) → the source's object it was copied from. */
+  private copiedFrom = new WeakMap<Pod, Pod>();
 
   constructor(private readonly clock: Clock = realClock) {}
 
@@ -86,10 +96,16 @@ export class PodConfig {
     const removes: Pod[] = [];
 
     for (const incoming of change.pods) {
-      const ref = structuredClone(incoming);
-      const uid = ref.metadata.uid ?? "";
-      ref.metadata.annotations = { ...ref.metadata.annotations, [ConfigSourceAnnotationKey]: source };
+      const uid = incoming.metadata.uid ?? "";
       const existing = old.get(uid);
+      // The same object as the previous SET sent: the pod has not changed since.
+      if (existing && this.copiedFrom.get(existing) === incoming) {
+        next.set(uid, existing);
+        continue;
+      }
+      const ref = structuredClone(incoming);
+      this.copiedFrom.set(ref, incoming);
+      ref.metadata.annotations = { ...ref.metadata.annotations, [ConfigSourceAnnotationKey]: source };
       if (!existing) {
         // recordFirstSeenTimestamp
         ref.metadata.annotations[ConfigFirstSeenAnnotationKey] = new Date(this.clock.now()).toISOString();
