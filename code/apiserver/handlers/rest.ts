@@ -131,7 +131,10 @@ export function writeError(res: ServerResponse, e: unknown): void {
   }
   // ErrorToAPIStatus: a StatusError as it is, anything else a 500 with the error's text.
   const status = errorToAPIStatus(e).status;
-  writeJSON(res, status.code, status);
+  // ErrorNegotiated: a Status that asks the client to come back later says so in the header as
+  // well — the header, not the body, is what client-go reads before it retries a 429 or a 5xx.
+  const retryAfter = status.details?.retryAfterSeconds ?? 0;
+  writeJSON(res, status.code, status, retryAfter > 0 ? { "Retry-After": String(retryAfter) } : {});
 }
 
 /** Answers one object, or its Table when the client asked for one. */

@@ -12,7 +12,7 @@ describe("POST pods/<name>/eviction (EvictionREST.Create)", () => {
       headers: { "content-type": type },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    return { status: res.status, body: await res.json() };
+    return { status: res.status, retryAfter: res.headers.get("retry-after"), body: await res.json() };
   };
   const ns = "/api/v1/namespaces/default";
   const evict = (name: string, extra: Record<string, unknown> = {}) =>
@@ -97,6 +97,7 @@ describe("POST pods/<name>/eviction (EvictionREST.Create)", () => {
     // The budget is spent: the second is refused with upstream's 429, and the pod stays.
     const second = await evict("a-2");
     expect(second.status).toBe(429);
+    expect(second.retryAfter).toBeNull(); // no retry-after: kubectl drain tries again itself, every 5 s
     expect(second.body).toMatchObject({
       reason: "TooManyRequests",
       message: "Cannot evict pod as it would violate the pod's disruption budget.",
@@ -122,6 +123,8 @@ describe("POST pods/<name>/eviction (EvictionREST.Create)", () => {
     });
     const res = await evict("b-1");
     expect(res.status).toBe(429);
+    // The header too (responsewriters.ErrorNegotiated): client-go waits 10 s and retries.
+    expect(res.retryAfter).toBe("10");
     expect(res.body.details).toMatchObject({
       retryAfterSeconds: 10,
       causes: [
