@@ -3,7 +3,6 @@
  * stands in for the rest of the API server: it records every request, decodes create bodies
  * and echoes them back with a resourceVersion.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,6 +17,7 @@ import { isStatusError } from "./errors.ts";
 import { protobufMediaType } from "./negotiation.ts";
 import { openAPIDocument } from "./openapi.ts";
 import { resources as servedResources } from "./resources.ts";
+import { type KubectlResult, runKubectl } from "./testing/kubectl-env.ts";
 
 /**
  * What kubectl explain is asked about for every served kind: its resource's plural name. A
@@ -138,21 +138,16 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
 
   let cacheN = 0;
   /** Runs kubectl with a fresh discovery cache, so every run really asks the server. */
-  function kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  function kubectl(...args: string[]): Promise<KubectlResult> {
     const cache = join(dir, `cache-${++cacheN}`);
     const argv = ["--kubeconfig", join(dir, "kubeconfig"), "--cache-dir", cache, ...args];
-    return new Promise((resolve) => {
-      execFile(tools.kubectl.path ?? "kubectl", argv, { timeout: 20_000 }, (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
-    });
+    return runKubectl(process.env, argv, { kubectl: tools.kubectl.path });
   }
 
   it("lists our groups and resources (api-versions, api-resources from aggregated discovery)", async () => {
     captured = [];
     const versions = await kubectl("api-versions");
-    expect(versions.stdout.trim().split("\n")).toEqual([
+    expect(versions.out.trim().split("\n")).toEqual([
       "admissionregistration.k8s.io/v1",
       "apps/v1",
       "authentication.k8s.io/v1",
@@ -173,11 +168,11 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     expect(captured.some((c) => c.path === "/api/v1" || c.path.startsWith("/apis/apps"))).toBe(false);
 
     const res = await kubectl("api-resources", "--no-headers");
-    const rows = res.stdout
+    const rows = res.out
       .trim()
       .split("\n")
       .map((l) => l.trim().split(/\s+/));
-    expect(res.stderr).toBe("");
+    expect(res.err).toBe("");
     expect(rows).toContainEqual(["pods", "po", "v1", "true", "Pod"]);
     expect(rows).toContainEqual(["deployments", "deploy", "apps/v1", "true", "Deployment"]);
     expect(rows).toContainEqual([
@@ -223,7 +218,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     await writeFile(bin, new Uint8Array([0x00, 0x01, 0xff, 0xfe]));
     captured = [];
     const res = await kubectl(...args.map((a) => a.replace("BIN", bin)));
-    expect(res.stderr).toBe("");
+    expect(res.err).toBe("");
     expect(res.code).toBe(0);
     const posts = captured.filter((c) => c.method === "POST");
     expect(posts).toHaveLength(1);
@@ -238,7 +233,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     captured = [];
     allowed = true;
     const yes = await kubectl("auth", "can-i", "create", "pods");
-    expect([yes.code, yes.stdout.trim()]).toEqual([0, "yes"]);
+    expect([yes.code, yes.out.trim()]).toEqual([0, "yes"]);
     const post = captured.find((c) => c.method === "POST");
     expect(post?.path).toBe("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
     expect(post?.contentType).toBe("application/vnd.kubernetes.protobuf");
@@ -247,7 +242,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     });
     allowed = false;
     const no = await kubectl("auth", "can-i", "delete", "deployments");
-    expect([no.code, no.stdout.trim()]).toEqual([1, "no"]);
+    expect([no.code, no.out.trim()]).toEqual([1, "no"]);
     allowed = true;
   });
 
@@ -270,7 +265,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     await writeFile(file, manifest("nginx:1.27"));
     captured = [];
     const first = await kubectl("apply", "-f", file);
-    expect([first.code, first.stdout.trim(), first.stderr]).toEqual([0, "deployment.apps/web created", ""]);
+    expect([first.code, first.out.trim(), first.err]).toEqual([0, "deployment.apps/web created", ""]);
     expect(captured.map((c) => c.path)).toContain("/openapi/v3/apis/apps/v1");
     expect(captured.some((c) => c.path.startsWith("/openapi/v2"))).toBe(false);
     const post = captured.find((c) => c.method === "POST");
@@ -280,7 +275,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     await writeFile(file, manifest("nginx:1.28"));
     captured = [];
     const second = await kubectl("apply", "-f", file);
-    expect([second.code, second.stderr]).toEqual([0, ""]);
+    expect([second.code, second.err]).toEqual([0, ""]);
     const patch = captured.find((c) => c.method === "PATCH");
     expect(patch?.contentType).toBe("application/strategic-merge-patch+json");
     const spec = JSON.parse(patch?.raw ?? "{}").spec.template.spec;
@@ -298,7 +293,7 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
       await writeFile(file, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: '1'}\n");
       captured = [];
       const res = await kubectl("apply", "-f", file);
-      expect([res.code, res.stderr]).toEqual([0, ""]);
+      expect([res.code, res.err]).toEqual([0, ""]);
       const v2 = captured.find((c) => c.path === "/openapi/v2");
       expect(v2?.accept).toBe("application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
       expect(captured.find((c) => c.method === "POST")?.query.get("fieldValidation")).toBe("Strict");
@@ -309,13 +304,13 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
 
   it("explain walks our OpenAPI v3 schemas", async () => {
     const res = await kubectl("explain", "pod.spec.containers.ports");
-    expect(res.stderr).toBe("");
-    expect(res.stdout).toContain("FIELD: ports <[]ContainerPort>");
-    expect(res.stdout).toMatch(/containerPort\s+<integer> -required-/);
-    expect(res.stdout).toContain("Number of the port to expose on the pod's IP address.");
+    expect(res.err).toBe("");
+    expect(res.out).toContain("FIELD: ports <[]ContainerPort>");
+    expect(res.out).toMatch(/containerPort\s+<integer> -required-/);
+    expect(res.out).toContain("Number of the port to expose on the pod's IP address.");
     const resources = await kubectl("explain", "deployment.spec.template.spec.containers.resources");
-    expect(resources.stdout).toContain("GROUP:      apps");
-    expect(resources.stdout).toMatch(/requests\s+<map\[string\]Quantity>/);
+    expect(resources.out).toContain("GROUP:      apps");
+    expect(resources.out).toMatch(/requests\s+<map\[string\]Quantity>/);
   });
 
   it("explain describes every served kind, and every field on the way down", async () => {
@@ -350,17 +345,17 @@ describeWithTools("kubectl v1.32 against discovery, OpenAPI and protobuf decodin
     ];
     for (const path of paths) {
       const res = await kubectl("explain", path);
-      expect([path, res.code, res.stderr]).toEqual([path, 0, ""]);
+      expect([path, res.code, res.err]).toEqual([path, 0, ""]);
       // kubectl prints these where a kind or field has no description.
-      expect(res.stdout, path).not.toMatch(/<no description>|<empty>/);
+      expect(res.out, path).not.toMatch(/<no description>|<empty>/);
     }
     const node = await kubectl("explain", "node");
-    expect(node.stdout).toMatch(/DESCRIPTION:\n\s+Node is a worker machine/);
+    expect(node.out).toMatch(/DESCRIPTION:\n\s+Node is a worker machine/);
     const spec = await kubectl("explain", "node.spec");
-    expect(spec.stdout).toContain("FIELD: spec <NodeSpec>");
-    expect(spec.stdout).toMatch(/unschedulable\s+<boolean>\n\s+If true, no new pods are scheduled/);
+    expect(spec.out).toContain("FIELD: spec <NodeSpec>");
+    expect(spec.out).toMatch(/unschedulable\s+<boolean>\n\s+If true, no new pods are scheduled/);
     const rule = await kubectl("explain", "clusterrole.rules");
-    expect(rule.stdout).toContain("GROUP:      rbac.authorization.k8s.io");
-    expect(rule.stdout).toMatch(/verbs\s+<\[\]string> -required-\n\s+The verbs the rule allows/);
+    expect(rule.out).toContain("GROUP:      rbac.authorization.k8s.io");
+    expect(rule.out).toMatch(/verbs\s+<\[\]string> -required-\n\s+The verbs the rule allows/);
   }, 120_000);
 });

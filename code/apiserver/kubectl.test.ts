@@ -1,10 +1,11 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import { type APIServer, startAPIServer } from "./server.ts";
+import { plainKubectlEnv, runKubectl } from "./testing/kubectl-env.ts";
 
 describeWithTools("the real kubectl against our API server", ["kubectl"], () => {
   let server: APIServer;
@@ -14,27 +15,8 @@ describeWithTools("the real kubectl against our API server", ["kubectl"], () => 
   beforeAll(async () => {
     server = await startAPIServer({ insecurePort: 0 });
     dir = await mkdtemp(join(tmpdir(), "kubectl-test-"));
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        "clusters:",
-        `- cluster: {server: "${server.url}"}`,
-        "  name: mini",
-        "contexts:",
-        "- context: {cluster: mini, user: me, namespace: default}",
-        "  name: mini",
-        "current-context: mini",
-        "users:",
-        "- name: me",
-        "  user: {}",
-        "",
-      ].join("\n"),
-    );
     // A fresh discovery cache: an old one for the same port would describe another server.
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    env = await plainKubectlEnv(dir, server.url);
   });
   afterAll(async () => {
     await server?.close();
@@ -42,23 +24,8 @@ describeWithTools("the real kubectl against our API server", ["kubectl"], () => 
   });
 
   /** Runs kubectl; resolves with its output and exit code (never rejects). */
-  function kubectl(
-    args: string[],
-    extraEnv: Record<string, string> = {},
-    stdin?: string,
-  ): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        args,
-        { env: { ...env, ...extraEnv }, timeout: 20000 },
-        (error, out, err) => {
-          resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-        },
-      );
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  }
+  const kubectl = (args: string[], extraEnv: Record<string, string> = {}, stdin?: string) =>
+    runKubectl({ ...env, ...extraEnv }, args, stdin);
 
   async function ok(args: string[], extraEnv: Record<string, string> = {}, stdin?: string): Promise<string> {
     const r = await kubectl(args, extraEnv, stdin);

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { type IncomingMessage, request } from "node:http";
 import { createServer, type Server } from "node:https";
@@ -14,6 +13,7 @@ import { newServiceAccountAuthenticator } from "./authn/serviceaccount/jwt.ts";
 import { AllAuthenticated, SystemPrivilegedGroup, type UserInfo } from "./authn/user.ts";
 import type { Attributes, Authorizer } from "./authz/authorizer.ts";
 import { type APIServer, startAPIServer } from "./server.ts";
+import { kubectlOK, runKubectl } from "./testing/kubectl-env.ts";
 import { serviceAccountConfigForPKI } from "./testing/service-account-tokens.ts";
 
 const issuer = "https://kubernetes.default.svc.cluster.local";
@@ -155,19 +155,8 @@ describeWithTools("service-account tokens and impersonation, driven by the real 
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  function kubectl(args: string[], stdin?: string): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-      });
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  }
-  async function ok(args: string[], stdin?: string): Promise<string> {
-    const r = await kubectl(args, stdin);
-    expect(r.code, `kubectl ${args.join(" ")}: ${r.err}`).toBe(0);
-    return r.out;
-  }
+  const kubectl = (args: string[]) => runKubectl(env, args);
+  const ok = (args: string[], stdin?: string) => kubectlOK(env, args, stdin);
   /** The user the server saw for the last resource request of `args`. */
   async function whoami(args: string[]): Promise<UserInfo | undefined> {
     seen.length = 0;

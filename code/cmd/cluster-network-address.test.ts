@@ -12,7 +12,7 @@
  * when a test failed. A PKI made before without the address stops a start with the file to
  * delete, before any process runs. Two machines, and kind, are not tested here (one machine, no docker).
  */
-import { type ChildProcess, execFile } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import {
   copyFileSync,
@@ -29,6 +29,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
 import { describeWithTools } from "../../scripts/external-tools.ts";
+import { runKubectl } from "../apiserver/testing/kubectl-env.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
 import { ensurePKI } from "../pki/certs.ts";
@@ -63,20 +64,11 @@ describeWithTools(
     /** The second API server (the tls-server-name route), once started. */
     let narrowServer: ChildProcess | undefined;
 
-    function kubectl(
-      kubeconfig: string,
-      args: string[],
-    ): Promise<{ code: number; stdout: string; stderr: string }> {
-      return new Promise((resolve) => {
-        execFile(
-          tools.kubectl.path!,
-          args,
-          { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 60_000 },
-          (err, stdout, stderr) =>
-            resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
-        );
+    const kubectl = (kubeconfig: string, args: string[]) =>
+      runKubectl({ ...process.env, KUBECONFIG: kubeconfig }, args, {
+        timeoutMs: 60_000,
+        kubectl: tools.kubectl.path!,
       });
-    }
 
     beforeAll(async () => {
       supervisor = startCommand(clusterFile, [
@@ -120,8 +112,8 @@ describeWithTools(
       }
       expect(new X509Certificate(readFileSync(join(pki, "apiserver.crt"))).checkIP(ip!)).toBe(ip);
       const r = await kubectl(state!.kubeconfig, ["get", "nodes", "--no-headers"]);
-      expect(r.stderr).toBe("");
-      expect(r.stdout).toMatch(/^node-1\s+Ready\s/);
+      expect(r.err).toBe("");
+      expect(r.out).toMatch(/^node-1\s+Ready\s/);
       // The API server listens on the advertise address only (its --bind-address).
       const loopback = await new Promise<string>((resolve) => {
         const s = connect(port, "127.0.0.1");
@@ -142,8 +134,8 @@ describeWithTools(
         "-o",
         'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}',
       ]);
-      expect(r.stderr).toBe("");
-      expect(r.stdout).toBe(ip);
+      expect(r.err).toBe("");
+      expect(r.out).toBe(ip);
     });
 
     it("runs kubectl logs and kubectl exec: the API server dials the kubelet at that InternalIP", async () => {
@@ -152,7 +144,7 @@ describeWithTools(
         "the container's first line through kubectl logs",
         async () => {
           const r = await kubectl(state!.kubeconfig, ["logs", "sleeper"]);
-          return r.stdout.includes("sleeper: started") ? r : undefined;
+          return r.out.includes("sleeper: started") ? r : undefined;
         },
         60_000,
       );
@@ -165,8 +157,8 @@ describeWithTools(
         "-c",
         "echo hello; exit 3",
       ]);
-      expect(exec.stdout).toBe("hello\n");
-      expect(exec.stderr).toContain("command terminated with exit code 3");
+      expect(exec.out).toBe("hello\n");
+      expect(exec.err).toContain("command terminated with exit code 3");
     }, 240_000);
 
     it("a PKI made before without the address stops the start before anything runs, saying which file to delete", async () => {
@@ -225,7 +217,7 @@ describeWithTools(
       const admin = pki.layout.identities.find((i) => i.id === "admin")!.kubeconfig;
       const without = await kubectl(admin, ["get", "namespace", "default", "--request-timeout=20s"]);
       expect(without.code).not.toBe(0);
-      expect(without.stderr).toMatch(
+      expect(without.err).toMatch(
         new RegExp(`x509: certificate is valid for .*not ${ip!.replaceAll(".", "\\.")}`),
       );
 
@@ -234,8 +226,8 @@ describeWithTools(
       const named = join(narrow, "admin-tls-server-name.kubeconfig");
       writeFileSync(named, stringify(doc), { mode: 0o600 });
       const withName = await kubectl(named, ["get", "namespace", "default", "-o", "name"]);
-      expect(withName.stderr).toBe("");
-      expect(withName.stdout).toBe("namespace/default\n");
+      expect(withName.err).toBe("");
+      expect(withName.out).toBe("namespace/default\n");
 
       const ours = newForConfig(buildConfigFromFlags("", named, {}));
       const oursWithout = newForConfig(buildConfigFromFlags("", admin, {}));

@@ -15,13 +15,13 @@
  * Process-heavy: two clusters and one node-less control plane, one after the other; each
  * `afterAll` kills what its cluster started, even when a test failed.
  */
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
+import { runKubectl } from "../apiserver/testing/kubectl-env.ts";
 import { newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
 import { type ContainerRecord, isSameProcess, readRecords } from "../kubelet/runtime/process-state.ts";
@@ -38,20 +38,8 @@ const clusterFile = new URL("./cluster.ts", import.meta.url).pathname;
 const hasKubemark = existsSync(new URL("./kubemark.ts", import.meta.url).pathname);
 const hookTimeout = 300_000;
 
-function kubectl(
-  kubeconfig: string,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      "kubectl",
-      args,
-      { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 60_000 },
-      (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const kubectl = (kubeconfig: string, args: string[]) =>
+  runKubectl({ ...process.env, KUBECONFIG: kubeconfig }, args, { timeoutMs: 60_000 });
 
 /** Every process the cluster recorded (components, and containers by their runtime records), with its start token. */
 function recorded(state: ClusterState): { what: string; pid: number; token?: string }[] {
@@ -133,8 +121,8 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
 
   it("is driven by the real kubectl with that KUBECONFIG", async () => {
     const r = await kubectl(state!.kubeconfig, ["get", "nodes", "--no-headers"]);
-    expect(r.stderr).toBe("");
-    expect(r.stdout).toMatch(/^node-1\s+Ready\s/);
+    expect(r.err).toBe("");
+    expect(r.out).toMatch(/^node-1\s+Ready\s/);
   });
 
   it("elects one leader of each pair (--ha)", async () => {
@@ -150,7 +138,7 @@ describeWithTools("npm run cluster, every component its own process", ["kubectl"
           'jsonpath={range .items[*]}{.metadata.name}={.spec.holderIdentity}{"\\n"}{end}',
         ]);
         const held = Object.fromEntries(
-          r.stdout
+          r.out
             .trim()
             .split("\n")
             .map((l) => l.split("=")),
@@ -335,7 +323,7 @@ describeWithTools("npm run cluster, stopped by Ctrl-C", ["kubectl"], () => {
       expect(supervisor!.stdout()).toMatch(/^cluster ready in \d+ s: 4 nodes Ready/m);
       const r = await kubectl(state!.kubeconfig, ["get", "nodes", "--no-headers"]);
       for (const n of ["node-1", "hollow-node-0", "hollow-node-1", "hollow-node-2"])
-        expect(r.stdout).toMatch(new RegExp(`^${n}\\s+Ready\\s`, "m"));
+        expect(r.out).toMatch(new RegExp(`^${n}\\s+Ready\\s`, "m"));
     },
   );
 

@@ -13,12 +13,12 @@
  * Each takeover time is measured and printed beside its bound; nothing asserts on time (a
  * loaded machine only makes them longer), the order of events is what is checked.
  */
-import { execFile } from "node:child_process";
 import { request } from "node:https";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import type { Lease } from "../api/coordination.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { runKubectl } from "../apiserver/testing/kubectl-env.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { FaultProxy } from "../testing/fault-proxy.ts";
 import { freePort } from "../testing/ports.ts";
@@ -132,13 +132,7 @@ describeWithTools("kube-scheduler leader election", ["kubectl"], () => {
   const bound = (name: string) =>
     waitFor(`${name} to be bound`, async () => (await client.coreV1.pods("default").get(name)).spec.nodeName);
 
-  function kubectl(args: string[]): Promise<{ out: string; code: number }> {
-    return new Promise((resolve) => {
-      execFile("kubectl", [`--server=${server.url}`, ...args], { timeout: 20_000 }, (error, out) =>
-        resolve({ out, code: error ? 1 : 0 }),
-      );
-    });
-  }
+  const kubectl = (args: string[]) => runKubectl(process.env, [`--server=${server.url}`, ...args]);
 
   const report = (what: string, ms: number, bound: string) =>
     console.log(`kube-scheduler ${what}: ${ms} ms (${bound})`);

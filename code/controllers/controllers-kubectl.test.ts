@@ -5,7 +5,6 @@
  * driven by the real kubectl as `admin`. The API server's own default-account stand-in is off,
  * so every `default` account here is the controller's.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../scripts/external-tools.ts";
 import { type APIServer, startAPIServer } from "../apiserver/server.ts";
+import { kubectlOK, runKubectl } from "../apiserver/testing/kubectl-env.ts";
 import { serviceAccountConfigForPKI } from "../apiserver/testing/service-account-tokens.ts";
 import { type Clientset, newForConfig } from "../client/kubernetes/clientset.ts";
 import { buildConfigFromFlags } from "../client/tools/clientcmd/client-config.ts";
@@ -129,18 +129,8 @@ describeWithTools("the controller-manager's controllers, driven by the real kube
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  function kubectl(...args: string[]): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      execFile("kubectl", args, { env, timeout: 20_000 }, (error, out, err) =>
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 }),
-      );
-    });
-  }
-  async function ok(...args: string[]): Promise<string> {
-    const r = await kubectl(...args);
-    expect(r.code, `kubectl ${args.join(" ")}: ${r.err}`).toBe(0);
-    return r.out;
-  }
+  const kubectl = (...args: string[]) => runKubectl(env, args);
+  const ok = (...args: string[]) => kubectlOK(env, args);
   const uidOf = async (ns: string) => {
     const r = await kubectl("get", "serviceaccount", "default", "-n", ns, "-o", "jsonpath={.metadata.uid}");
     return r.code === 0 && r.out ? r.out : undefined;

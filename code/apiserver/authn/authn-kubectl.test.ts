@@ -1,5 +1,4 @@
 import "reflect-metadata";
-import { execFile } from "node:child_process";
 import type { KeyObject, X509Certificate } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
@@ -20,6 +19,7 @@ import {
   parsePrivateKeyPEM,
 } from "../../pki/pki-helpers.ts";
 import { type APIServer, startAPIServer } from "../server.ts";
+import { runKubectl } from "../testing/kubectl-env.ts";
 
 // The secured API server driven by the real kubectl, with certificates from the course's PKI.
 describeWithTools("kubectl against the secure port: who is who, and who gets 401", ["kubectl"], () => {
@@ -75,22 +75,12 @@ describeWithTools("kubectl against the secure port: who is who, and who gets 401
   const kubeconfig = (id: string) => join(dir, `${id}.kubeconfig`);
 
   /** kubectl against `on`, with a kubeconfig and extra flags; never rejects. */
-  function kubectl(
-    on: APIServer,
-    config: string,
-    args: string[],
-  ): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        [`--kubeconfig=${config}`, `--server=${on.secureURL}`, ...args],
-        { env: { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, "cache") }, timeout: 20000 },
-        (error, out, err) =>
-          resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 }),
-      );
-      child.stdin?.end();
-    });
-  }
+  const kubectl = (on: APIServer, config: string, args: string[]) =>
+    runKubectl(
+      { ...process.env, HOME: dir, KUBECACHEDIR: join(dir, "cache") },
+      [`--kubeconfig=${config}`, `--server=${on.secureURL}`, ...args],
+      "", // stdin closed at once: nothing to read, no prompt to wait at
+    );
   /** Flags for a client with no kubeconfig credential: it trusts the CA, and that is all. */
   const bare = (...args: string[]) => [`--certificate-authority=${layout.caCert}`, ...args];
   /**

@@ -1,7 +1,6 @@
 // Differential test: the same object and patch through our libraries and through the real kubectl
 // (`kubectl patch --local`, which runs upstream's jsonpatch, MergePatch and StrategicMergePatch on
 // the file without a server). Results must be the same JSON; failures the same library message.
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   existsSync,
@@ -16,6 +15,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../scripts/external-tools.ts";
+import { runKubectl } from "../testing/kubectl-env.ts";
 import { applyOperations, decodePatch, JSONPatchError } from "./json-patch.ts";
 import { applyMergePatch } from "./merge-patch.ts";
 import { lookupKind } from "./patch-meta.ts";
@@ -364,28 +364,24 @@ describeWithTools("patch libraries match kubectl patch --local", ["kubectl"], (t
     } catch {
       cache = {};
     }
-    const run = (c: Case, i: number) =>
-      new Promise<void>((resolve) => {
-        const hit = cache[caseKey(c)];
-        if (hit) {
-          results.set(c.name, hit);
-          resolve();
-          return;
-        }
-        const file = join(dir, `${i}.json`);
-        writeFileSync(file, JSON.stringify(c.obj));
-        execFile(
-          kubectl,
-          ["patch", "--local", "-f", file, `--type=${c.type}`, "-p", JSON.stringify(c.patch), "-o", "json"],
-          { env: { ...process.env, KUBECONFIG: join(dir, "none") } },
-          (err, stdout, stderr) => {
-            const r = { stdout, stderr, code: err ? 1 : 0 };
-            results.set(c.name, r);
-            cache[caseKey(c)] = r;
-            resolve();
-          },
-        );
-      });
+    const run = async (c: Case, i: number) => {
+      const hit = cache[caseKey(c)];
+      if (hit) {
+        results.set(c.name, hit);
+        return;
+      }
+      const file = join(dir, `${i}.json`);
+      writeFileSync(file, JSON.stringify(c.obj));
+      const { out, err, code } = await runKubectl(
+        { ...process.env, KUBECONFIG: join(dir, "none") },
+        ["patch", "--local", "-f", file, `--type=${c.type}`, "-p", JSON.stringify(c.patch), "-o", "json"],
+        // No time limit: a run killed on a loaded machine would be memoized as kubectl's answer.
+        { kubectl, timeoutMs: 0 },
+      );
+      const r = { stdout: out, stderr: err, code };
+      results.set(c.name, r);
+      cache[caseKey(c)] = r;
+    };
     // Two at a time: the machine has two cores.
     let next = 0;
     const worker = async () => {

@@ -1,8 +1,10 @@
 /**
  * The kubectl tests' shared set-up against a plain-HTTP API server: a kubeconfig with no
  * credentials (the insecure port's user is system:unsecured), an environment that keeps kubectl's
- * cache and home inside the test's folder, and a runner that never throws; and, for the tests
- * that run components as their PKI identities, an HTTPS + RBAC server with kubectl as admin.
+ * cache and home inside the test's folder; the kubectl runner the tests share (it never throws:
+ * the exit code is in the result; options for stdin, time limit and binary), and its variant for
+ * steps that must succeed; and, for the tests that run components as their PKI identities, an
+ * HTTPS + RBAC server with kubectl as admin.
  * No upstream counterpart: upstream's integration tests call the Go client, not the kubectl binary.
  *
  * @upstream none — course test tooling
@@ -35,18 +37,59 @@ export async function plainKubectlEnv(dir: string, serverURL: string): Promise<N
   return { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
 }
 
-/** Runs kubectl with `env` (`stdin` piped in if given); resolves with its output and exit code (20 s at most). */
+/** What one kubectl run printed, and how it ended. */
+export interface KubectlResult {
+  out: string;
+  err: string;
+  /** kubectl's exit code; 1 when it could not start or was killed at the time limit. */
+  code: number;
+}
+
+/** What a test may change about a run (the defaults suit a kubectl against a local server). */
+export interface KubectlRunOptions {
+  /** Written to kubectl's stdin, which is then closed (`create -f -`); `""` only closes it. */
+  stdin?: string;
+  /** How long kubectl may run before it is killed; 20 s unless given, 0 for no limit. */
+  timeoutMs?: number;
+  /** The binary to run; `kubectl` from PATH unless given (e.g. the path external-tools found). */
+  kubectl?: string;
+}
+
+/**
+ * Runs kubectl with `env`; resolves with its output and exit code and never rejects, so a test
+ * can assert on a refusal as on a success. The third argument is `stdin` alone, or the options.
+ */
 export function runKubectl(
   env: NodeJS.ProcessEnv,
   args: string[],
-  stdin?: string,
-): Promise<{ out: string; err: string; code: number }> {
+  stdinOrOptions?: string | KubectlRunOptions,
+): Promise<KubectlResult> {
+  const options = typeof stdinOrOptions === "string" ? { stdin: stdinOrOptions } : (stdinOrOptions ?? {});
   return new Promise((resolve) => {
-    const child = execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-      resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-    });
-    if (stdin !== undefined) child.stdin?.end(stdin);
+    const child = execFile(
+      options.kubectl ?? "kubectl",
+      args,
+      { env, timeout: options.timeoutMs ?? 20_000 },
+      (error, out, err) => {
+        // An exit code is a number; a failed start has a string code (ENOENT), a kill none.
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ out, err, code });
+      },
+    );
+    // Without `stdin` the pipe stays open: nothing but `-f -` reads it, and that is given stdin.
+    if (options.stdin !== undefined) child.stdin?.end(options.stdin);
   });
+}
+
+/** runKubectl for a step that must succeed: resolves with stdout, throws `kubectl <args>: <stderr>` otherwise. */
+export async function kubectlOK(
+  env: NodeJS.ProcessEnv,
+  args: string[],
+  stdinOrOptions?: string | KubectlRunOptions,
+): Promise<string> {
+  const r = await runKubectl(env, args, stdinOrOptions);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.err || `exit code ${r.code}`}`);
+  return r.out;
 }
 
 // #region secured-cluster
@@ -64,7 +107,7 @@ export interface SecuredKubectlCluster {
   /** The kubeconfig of one of the PKI's identities (`kube-scheduler`, `admin`, …). */
   kubeconfigOf(id: string): string;
   /** Runs kubectl as admin, `stdin` piped in (for `create -f -`); never throws. */
-  kubectl(args: string[], stdin?: string): Promise<{ out: string; err: string; code: number }>;
+  kubectl(args: string[], stdin?: string): Promise<KubectlResult>;
   /** Stops the server and removes `dir`. */
   close(): Promise<void>;
 }

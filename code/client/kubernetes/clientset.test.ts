@@ -2,18 +2,17 @@
  * The client against our API server over HTTPS, authenticated by the client certificates of the
  * course's PKI (code/pki, as `npm run pki` makes them), loaded from the generated kubeconfig.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findTool } from "../../../scripts/external-tools.ts";
 import type { Pod } from "../../api/core.ts";
 import type { KubeObject, WatchEvent } from "../../api/meta.ts";
 import { type APIServer, startAPIServer } from "../../apiserver/server.ts";
+import { kubectlOK } from "../../apiserver/testing/kubectl-env.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
 import { PKIError } from "../../pki/errors.ts";
 import {
@@ -223,17 +222,12 @@ describe("Clientset against the API server over HTTPS with the PKI's client cert
   it.skipIf(!kubectl.path)(
     `kubectl with the same kubeconfig lists the same pods${kubectl.path ? "" : ` [SKIPPED: kubectl not found — install: ${kubectl.install}]`}`,
     async () => {
-      const out = await promisify(execFile)(kubectl.path as string, [
-        "--kubeconfig",
-        kubeconfigOf("admin"),
-        "get",
-        "pods",
-        "-n",
-        "paging",
-        "-o",
-        "json",
-      ]);
-      const theirs = JSON.parse(out.stdout).items as KubeObject[];
+      const out = await kubectlOK(
+        process.env,
+        ["--kubeconfig", kubeconfigOf("admin"), "get", "pods", "-n", "paging", "-o", "json"],
+        { kubectl: kubectl.path },
+      );
+      const theirs = JSON.parse(out).items as KubeObject[];
       const ours = await admin.coreV1.pods("paging").list();
       expect(ours.items.map((p) => [p.metadata.name, p.metadata.uid])).toEqual(
         theirs.map((p) => [p.metadata.name, p.metadata.uid]),

@@ -4,7 +4,6 @@
  * foreground | orphan` behave as upstream, and any resource found by discovery can own another
  * (a ConfigMap owning a ConfigMap), the owner checked by UID.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +11,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../scripts/external-tools.ts";
 import type { Pod } from "../../api/core.ts";
 import { type APIServer, startAPIServer } from "../../apiserver/server.ts";
-import { plainKubectlEnv } from "../../apiserver/testing/kubectl-env.ts";
+import { kubectlOK, plainKubectlEnv } from "../../apiserver/testing/kubectl-env.ts";
 import { isNotFound } from "../../client/errors.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import { waitFor } from "../../testing/wait-for.ts";
@@ -59,15 +58,7 @@ describeWithTools("the garbage collector driven by kubectl", ["kubectl"], () => 
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  function kubectl(args: string[], stdin?: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const child = execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-        if (error) reject(new Error(`kubectl ${args.join(" ")}: ${err || error.message}`));
-        else resolve(out);
-      });
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  }
+  const kubectl = (args: string[], stdin?: string) => kubectlOK(env, args, stdin);
 
   const pods = async (app: string): Promise<Pod[]> =>
     (await client.coreV1.pods("default").list({ labelSelector: `app=${app}` })).items;

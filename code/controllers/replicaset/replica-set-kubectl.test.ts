@@ -4,7 +4,6 @@
  * counts — and the expectations property: with the pod watch held back, the controller never
  * creates more pods than `replicas`, counted at the API server.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,7 +13,7 @@ import type { ReplicaSet } from "../../api/apps.ts";
 import type { Pod } from "../../api/core.ts";
 import type { KubeObject } from "../../api/meta.ts";
 import { type APIServer, startAPIServer } from "../../apiserver/server.ts";
-import { plainKubectlEnv } from "../../apiserver/testing/kubectl-env.ts";
+import { kubectlOK, plainKubectlEnv } from "../../apiserver/testing/kubectl-env.ts";
 import { type Clientset, newForConfig } from "../../client/kubernetes/clientset.ts";
 import {
   type ListerWatcher,
@@ -97,15 +96,7 @@ async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> {
   };
 }
 
-function kubectl(c: Cluster, args: string[], stdin?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile("kubectl", args, { env: c.env, timeout: 20000 }, (error, out, err) => {
-      if (error) reject(new Error(`kubectl ${args.join(" ")}: ${err || error.message}`));
-      else resolve(out);
-    });
-    if (stdin !== undefined) child.stdin?.end(stdin);
-  });
-}
+const kubectl = (c: Cluster, args: string[], stdin?: string) => kubectlOK(c.env, args, stdin);
 
 const replicaSetJSON = (name: string, replicas: number, extra: Record<string, unknown> = {}) =>
   JSON.stringify({

@@ -4,7 +4,7 @@
  * `kubectl logs` and `kubectl exec` go the whole way: kubectl → API server (authn, authz, pod,
  * node) → kubelet (client certificate, SubjectAccessReview) → log reader / process.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { appendFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Pod } from "../../api/core.ts";
 import { type APIServer, startAPIServer } from "../../apiserver/server.ts";
+import { runKubectl } from "../../apiserver/testing/kubectl-env.ts";
 import { RESTClient } from "../../client/rest/client.ts";
 import { buildConfigFromFlags } from "../../client/tools/clientcmd/client-config.ts";
 import { ensurePKI, type PKILayout } from "../../pki/certs.ts";
@@ -83,14 +84,7 @@ const host: KubeletServerHost = {
   streaming: processes,
 };
 
-function kubectl(args: string[], stdin?: string): Promise<{ out: string; err: string; code: number }> {
-  return new Promise((resolve) => {
-    const child = execFile("kubectl", args, { env, timeout: 60_000 }, (error, out, err) => {
-      resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-    });
-    if (stdin !== undefined) child.stdin?.end(stdin);
-  });
-}
+const kubectl = (args: string[], stdin?: string) => runKubectl(env, args, { stdin, timeoutMs: 60_000 });
 
 function logLine(time: string, stream: "stdout" | "stderr", tag: "F" | "P", text: string): string {
   return `${time} ${stream} ${tag} ${text}\n`;

@@ -3,13 +3,13 @@
  * Warning header (kubectl prints it), controllers are warned and never refused, a namespace
  * label change warns about the pods already there, bad labels are a 422.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeWithTools } from "../../../../scripts/external-tools.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
+import { plainKubectlEnv, runKubectl } from "../../testing/kubectl-env.ts";
 
 const restrictedMessage =
   'allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false), ' +
@@ -187,26 +187,14 @@ describeWithTools("kubectl against PodSecurity", ["kubectl"], () => {
   beforeAll(async () => {
     server = await startAPIServer({ insecurePort: 0, admission: {} });
     dir = await mkdtemp(join(tmpdir(), "kubectl-podsecurity-"));
-    const kubeconfig = join(dir, "kubeconfig");
-    await writeFile(
-      kubeconfig,
-      `apiVersion: v1\nkind: Config\nclusters:\n- cluster: {server: "${server.url}"}\n  name: mini\ncontexts:\n- context: {cluster: mini, user: me}\n  name: mini\ncurrent-context: mini\nusers:\n- name: me\n  user: {}\n`,
-    );
-    env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache"), HOME: dir };
+    env = await plainKubectlEnv(dir, server.url);
   });
   afterAll(async () => {
     await server?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  function kubectl(args: string[], stdin?: string): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile("kubectl", args, { env, timeout: 20000 }, (error, out, err) => {
-        resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-      });
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  }
+  const kubectl = (args: string[], stdin?: string) => runKubectl(env, args, stdin);
 
   it("prints the warning, and the refusal", async () => {
     expect((await kubectl(["create", "namespace", "team"])).code).toBe(0);

@@ -14,7 +14,6 @@
  * certificate, `--insecure-skip-tls-verify` — that forwards every request, Authorization header
  * included, to the insecure port. Serving HTTPS itself is another part of this chapter.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { type IncomingMessage, request } from "node:http";
 import { createServer as createHTTPSServer, type Server as HTTPSServer } from "node:https";
@@ -29,6 +28,7 @@ import { defaultOnPlugins } from "../../admission/plugins.ts";
 import type { Authenticator } from "../../authn/authenticator.ts";
 import type { UserInfo } from "../../authn/user.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
+import { runKubectl } from "../../testing/kubectl-env.ts";
 import type { Attributes, Authorizer, AuthorizerResult } from "../authorizer.ts";
 import { newNodeAuthorizer } from "./node-authorizer.ts";
 import { nodeIdentity } from "./node-identifier.ts";
@@ -200,23 +200,8 @@ describeWithTools("a kubelet's requests through the Node authorizer and NodeRest
   });
 
   /** kubectl as one of the nodes (`--token`); resolves with output and exit code. */
-  function kubectl(
-    token: string,
-    args: string[],
-    stdin?: string,
-  ): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        [`--token=${token}`, ...args],
-        { env, timeout: 20000 },
-        (error, out, err) => {
-          resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 });
-        },
-      );
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  }
+  const kubectl = (token: string, args: string[], stdin?: string) =>
+    runKubectl(env, [`--token=${token}`, ...args], stdin);
 
   it("refuses a kubelet touching another node's Node object, with NodeRestriction's message", async () => {
     // A create carries no name in the URL: the authorizer must allow it, admission sees the body.

@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeWithTools } from "../../../../scripts/external-tools.ts";
 import type { UserInfo } from "../../authn/user.ts";
 import { type APIServer, startAPIServer } from "../../server.ts";
+import { runKubectl } from "../../testing/kubectl-env.ts";
 import { startTokenProxy, type TokenProxy } from "../../testing/token-proxy.ts";
 
 // A small test authenticator: bearer tokens → users. kubectl sends no token over plain HTTP,
@@ -42,30 +42,12 @@ describeWithTools("RBAC through the real kubectl", ["kubectl"], () => {
   });
 
   /** kubectl as `who`; resolves with its output and exit code (never rejects). */
-  function kubectl(
-    who: string,
-    args: string[],
-    stdin?: string,
-  ): Promise<{ out: string; err: string; code: number }> {
-    return new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        ["--server", proxies[who].url, "-n", "default", ...args],
-        {
-          env: {
-            ...process.env,
-            HOME: dir,
-            KUBECONFIG: join(dir, "none"),
-            KUBECACHEDIR: join(dir, `cache-${who}`),
-          },
-          timeout: 20000,
-        },
-        (error, out, err) =>
-          resolve({ out, err, code: error ? ((error as { code?: number }).code ?? 1) : 0 }),
-      );
-      if (stdin !== undefined) child.stdin?.end(stdin);
-    });
-  }
+  const kubectl = (who: string, args: string[], stdin?: string) =>
+    runKubectl(
+      { ...process.env, HOME: dir, KUBECONFIG: join(dir, "none"), KUBECACHEDIR: join(dir, `cache-${who}`) },
+      ["--server", proxies[who].url, "-n", "default", ...args],
+      stdin,
+    );
 
   /** The index follows the stores' watches: wait until `can-i` gives the answer (no time limit but the test's). */
   async function untilCanI(who: string, args: string[], answer: "yes" | "no"): Promise<void> {
