@@ -146,10 +146,16 @@ export async function run(args: string[], io: Output = processOutput): Promise<n
     },
     onExit(c, code, sig) {
       if (io.tty) io.write("\n");
+      // One write: the report and its log lines arrive together, not interleaved with other output.
+      const lines = tail(c.log, 8)
+        .split("\n")
+        .map((line) => `  ${line}`);
       io.err(
-        `${c.name} (pid ${c.pid}) exited with ${sig ? `signal ${sig}` : `code ${code}`}; it stays down (the last lines of ${relative(o.dir, c.log)}):`,
+        [
+          `${c.name} (pid ${c.pid}) exited with ${sig ? `signal ${sig}` : `code ${code}`}; it stays down (the last lines of ${relative(o.dir, c.log)}):`,
+          ...lines,
+        ].join("\n"),
       );
-      for (const line of tail(c.log, 8).split("\n")) io.err(`  ${line}`);
     },
   });
 
