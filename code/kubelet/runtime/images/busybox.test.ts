@@ -37,7 +37,7 @@ describe("busybox sh", () => {
     expect(parseScript("echo $0 $# $1", { "1": "not an env var" })[0].words).toEqual(["echo", "sh", "0"]);
   });
 
-  it("runs `sh -c 'echo $0 $1' x y` as a process and prints x y, as a pod's shell would", () => {
+  it("runs `sh -c 'echo $0 $1 $#' x y` as a process and prints x y 1, as a pod's shell would", () => {
     const out = execFileSync(
       process.execPath,
       [
